@@ -1,0 +1,152 @@
+/* Base layer: growable strings, string lists, monotonic clock, stable hash,
+ * and file helpers (atomic writes, directory creation). Depends on libc only. */
+#ifndef ZLBENCH_BASE_H
+#define ZLBENCH_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zlbench/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- growable string (git's strbuf) --------------------------------- */
+
+/*
+ * A NUL-terminated growable string. `buf` is never NULL after init (it
+ * points at a shared empty string until the first append). Allocation
+ * failure aborts: every caller would otherwise have to handle it, and the
+ * tool cannot do anything useful when malloc fails.
+ */
+typedef struct zlb_strbuf {
+  char *buf;
+  size_t len;
+  size_t alloc;
+} zlb_strbuf_t;
+
+extern char zlb__strbuf_empty[];
+#define ZLB_STRBUF_INIT {zlb__strbuf_empty, 0, 0}
+
+void zlb_strbuf_init(zlb_strbuf_t *sb);
+/** Free the contents; the struct is reusable (git's release semantics). */
+void zlb_strbuf_release(zlb_strbuf_t *sb);
+void zlb_strbuf_reset(zlb_strbuf_t *sb);
+void zlb_strbuf_grow(zlb_strbuf_t *sb, size_t extra);
+void zlb_strbuf_add(zlb_strbuf_t *sb, const void *data, size_t len);
+void zlb_strbuf_addstr(zlb_strbuf_t *sb, const char *s);
+void zlb_strbuf_addch(zlb_strbuf_t *sb, int c);
+void zlb_strbuf_addf(zlb_strbuf_t *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void zlb_strbuf_vaddf(zlb_strbuf_t *sb, const char *fmt, va_list ap);
+/** Append `n` copies of character `c`. */
+void zlb_strbuf_addpad(zlb_strbuf_t *sb, int c, size_t n);
+/** Shorten to `len` bytes. */
+void zlb_strbuf_setlen(zlb_strbuf_t *sb, size_t len);
+/** Hand the buffer to the caller (free() it); `sb` is re-initialised. */
+char *zlb_strbuf_detach(zlb_strbuf_t *sb);
+/** Append `s` escaped as a JSON string body (no quotes). */
+void zlb_strbuf_add_json_escaped(zlb_strbuf_t *sb, const char *s);
+/** Append `s` as one CSV field (quoted when it holds , " or newline). */
+void zlb_strbuf_add_csv(zlb_strbuf_t *sb, const char *s);
+
+/* ---- string list ---------------------------------------------------- */
+
+/** An owned list of owned strings. */
+typedef struct zlb_strvec {
+  char **v;
+  size_t n;
+  size_t alloc;
+} zlb_strvec_t;
+
+#define ZLB_STRVEC_INIT {NULL, 0, 0}
+
+void zlb_strvec_push(zlb_strvec_t *sv, const char *s);
+void zlb_strvec_pushf(zlb_strvec_t *sv, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void zlb_strvec_release(zlb_strvec_t *sv);
+/** Index of `s` or -1. */
+long zlb_strvec_find(const zlb_strvec_t *sv, const char *s);
+/** Split `s` on `sep`, trimming blanks and skipping empty items. */
+void zlb_strvec_split(zlb_strvec_t *sv, const char *s, int sep);
+/** Join with `sep` into `out` (appends). */
+void zlb_strvec_join(const zlb_strvec_t *sv, const char *sep, zlb_strbuf_t *out);
+void zlb_strvec_sort(zlb_strvec_t *sv);
+
+/* ---- small string helpers ------------------------------------------- */
+
+/** strdup that aborts on allocation failure. */
+char *zlb_xstrdup(const char *s);
+void *zlb_xmalloc(size_t n);
+void *zlb_xcalloc(size_t n, size_t size);
+void *zlb_xrealloc(void *p, size_t n);
+/** Bounded copy that always terminates; returns strlen(src). */
+size_t zlb_strlcpy(char *dst, const char *src, size_t size);
+/** 1 when `s` starts with `prefix`. */
+int zlb_starts_with(const char *s, const char *prefix);
+/** Strip leading/trailing whitespace in place; returns `s`. */
+char *zlb_trim(char *s);
+/** Parse a whole string as a long / double; 0 on success, ZLB_EINVAL else. */
+int zlb_parse_long(const char *s, long *out);
+int zlb_parse_double(const char *s, double *out);
+
+/* ---- time ------------------------------------------------------------ */
+
+/** Nanoseconds on CLOCK_MONOTONIC. */
+uint64_t zlb_now_ns(void);
+/** Seconds on CLOCK_MONOTONIC as a double. */
+double zlb_now_s(void);
+/** Wall-clock time formatted as ISO 8601 UTC ("2026-11-30T09:16:00Z"). */
+void zlb_iso8601_now(char *buf, size_t len);
+/** Local timestamp for folder names ("20261130-091600"). */
+void zlb_timestamp_compact(char *buf, size_t len);
+/** Sleep for `ms` milliseconds (restarts on EINTR unless `interruptible`). */
+void zlb_sleep_ms(double ms);
+
+/* ---- hashing ---------------------------------------------------------- */
+
+/**
+ * FNV-1a 64 over the bytes of `s` (offset basis 0xcbf29ce484222325, prime
+ * 0x100000001b3). The batch layer shards operators with it, so its value
+ * for a given name must never change.
+ */
+uint64_t zlb_fnv1a64(const char *s);
+
+/* ---- files ------------------------------------------------------------ */
+
+/** mkdir -p; 0 or a ZLB error naming the path. */
+int zlb_mkdirs(const char *path, zlb_error_t *err);
+/** Read a whole file; `*out` is malloc'ed and NUL-terminated. */
+int zlb_read_file(const char *path, char **out, size_t *len, zlb_error_t *err);
+/**
+ * Write `len` bytes to `path` atomically: write a temporary file in the
+ * same folder, fsync it, rename over `path`. Readers see the old or the
+ * new content, never a torn file, even if the process dies mid-write.
+ */
+int zlb_write_file_atomic(const char *path, const void *data, size_t len,
+                          zlb_error_t *err);
+/** 1 when `path` exists (any type). */
+int zlb_path_exists(const char *path);
+/** 1 when `path` is a directory. */
+int zlb_is_dir(const char *path);
+/** Join two path parts into `out` (appends, inserting one '/'). */
+void zlb_path_join(zlb_strbuf_t *out, const char *a, const char *b);
+/** Directory of the running executable (from /proc/self/exe). */
+int zlb_exe_dir(zlb_strbuf_t *out, zlb_error_t *err);
+/** Check that `dir` can be created and written; error names the path. */
+int zlb_check_writable_dir(const char *dir, zlb_error_t *err);
+/** Remove ANSI escape sequences from `s` into `out` (appends). */
+void zlb_strip_ansi(const char *s, zlb_strbuf_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,146 @@
+/* Batch layer: many operators in many child processes (DESIGN.md section
+ * 7). The parent never initialises a GPU runtime: device counts and the
+ * registered operators come from `zlbench` children, and every operator
+ * runs as `zlbench run` in its own process group. */
+#ifndef ZLBENCH_BATCH_H
+#define ZLBENCH_BATCH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "zlbench/base.h"
+#include "zlbench/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- child processes ------------------------------------------------------ */
+
+/* How a child ended. */
+typedef struct zlb_exit {
+  int code;      /* exit status, or 128 + signal for a signal death */
+  int signaled;  /* killed by a signal */
+  int sig;
+  int timed_out; /* we killed it for its time limit */
+} zlb_exit_t;
+
+typedef struct zlb_child {
+  pid_t pid;     /* also its process group id */
+  double started, deadline; /* monotonic seconds; deadline 0: none */
+  double term_sent;         /* when SIGTERM went to the group, 0 if not */
+  int done;
+  zlb_exit_t exit;
+} zlb_child_t;
+
+/**
+ * Start argv[0] (a path) with `env_set` ("KEY=VALUE" entries added to or
+ * replacing the environment), stdout and stderr redirected to the given
+ * files (NULL: /dev/null), in a new process group, dying with its parent
+ * (PR_SET_PDEATHSIG). An exec failure is reported through a close-on-exec
+ * pipe as ZLB_ESPAWN naming the program and errno.
+ */
+int zlb_spawn(char *const argv[], const zlb_strvec_t *env_set, const char *stdout_path,
+              const char *stderr_path, double timeout_s, zlb_child_t *c, zlb_error_t *err);
+/**
+ * Poll a child without blocking: reaps it when it exited; escalates its
+ * time limit (SIGTERM to the group, then SIGKILL after `grace_s`). Returns
+ * 1 when the child is done (c->exit filled), 0 while it runs. After the
+ * child is reaped, whatever is left of its group is killed.
+ */
+int zlb_child_poll(zlb_child_t *c, double grace_s);
+/** Stop a child's whole group now: TERM, wait up to `grace_s`, KILL, reap. */
+void zlb_child_stop(zlb_child_t *c, double grace_s);
+/**
+ * Run a helper child to completion, capturing at most `max` bytes of its
+ * stdout into `out` (the rest is discarded), with a time limit.
+ */
+int zlb_spawn_capture(char *const argv[], const zlb_strvec_t *env_set, double timeout_s,
+                      size_t max, zlb_strbuf_t *out, zlb_exit_t *ex, zlb_error_t *err);
+/** "exit 3", "signal SIGSEGV", "timeout" */
+void zlb_exit_describe(const zlb_exit_t *ex, char *buf, size_t len);
+
+/* ---- curated selection --------------------------------------------------------- */
+
+/**
+ * Read an inventory file (assets/inventory.yaml: a map of backend name to a
+ * list of operator names) and append `backend`'s operators to `ops`.
+ */
+int zlb_inventory_load(const char *path, const char *backend, zlb_strvec_t *ops,
+                       zlb_error_t *err);
+/**
+ * Read a dismiss list (assets/dismiss.yaml: `dismissed: [{op, reason,
+ * backend?}]`) and append the names dismissed for `backend`. An entry
+ * without a reason is ZLB_EPARSE naming file and line.
+ */
+int zlb_dismiss_load(const char *path, const char *backend, zlb_strvec_t *ops,
+                     zlb_strvec_t *reasons, zlb_error_t *err);
+
+/* ---- sharding -------------------------------------------------------------------- */
+
+/** Device slot of an operator: fnv1a64(name) mod ndevices. */
+int zlb_shard_device(const char *op, int ndevices);
+/** Host shard of an operator: (fnv1a64(name) >> 32) mod count. */
+int zlb_shard_host(const char *op, int count);
+/**
+ * The host shard from --shard "I/N" (when given), else the environment:
+ * SLURM_ARRAY_TASK_ID/MIN/COUNT, SLURM_PROCID/SLURM_NTASKS, or
+ * JOB_COMPLETION_INDEX with ZL_SHARD_COUNT. `source` names what won.
+ */
+int zlb_shard_resolve(const char *flag, int *index, int *count, char *source,
+                      size_t len, zlb_error_t *err);
+
+/* ---- the batch ----------------------------------------------------------------------- */
+
+typedef struct zlb_batch_opts {
+  const char *backend;          /* name/alias/auto */
+  const char *exe;              /* path of the zlbench binary for children */
+  zlb_strvec_t devices;         /* ordinals; empty: all visible */
+  zlb_strvec_t ops;             /* explicit selection; empty: inventory - dismissed */
+  const char *inventory_path;   /* NULL: assets/inventory.yaml */
+  const char *dismiss_path;     /* NULL: assets/dismiss.yaml */
+  const char *out_dir;
+  zlb_strvec_t dtypes;          /* requested dtypes (canonical names); empty: per op */
+  zlb_strvec_t run_args;        /* options passed to every `zlbench run` child */
+  zlb_strvec_t lib_args;        /* --lib paths (children and helper children) */
+  zlb_strvec_t replay;          /* "OP=DIR" */
+  const char *replay_from;      /* DIR */
+  double timeout_s;             /* per child */
+  double grace_s;               /* TERM -> KILL */
+  int retries;
+  int force;
+  int shard_index, shard_count;
+  char shard_source[64];
+  int argc;
+  char **argv;
+  /* Progress: called with one line per finished operator (plain) and,
+   * when `live`, periodically with a multi-line status block. */
+  int live;
+  void (*line)(void *ctx, const char *text);
+  void (*status)(void *ctx, const char *block);
+  void *cb_ctx;
+  volatile int *interrupted;
+} zlb_batch_opts_t;
+
+void zlb_batch_opts_init(zlb_batch_opts_t *o);
+void zlb_batch_opts_release(zlb_batch_opts_t *o);
+
+typedef struct zlb_batch_result {
+  int total, done, skipped, replayed, ok, failed;
+  int interrupted;
+  double seconds;
+} zlb_batch_result_t;
+
+/**
+ * Run the batch into o->out_dir: ops/<op>/ per operator, ops_status.csv
+ * rewritten atomically as operators finish, summary.csv and
+ * run_identity.json. Returns 0 when every operator was attempted (see res
+ * for failures), ZLB_EINTR when interrupted (status of what finished is
+ * written), or an error before anything ran.
+ */
+int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,187 @@
+/* Device layer: the backend registry (names, aliases, runtime libraries,
+ * visibility env keys, capabilities, error classification) and the vtable
+ * every backend implements. Nothing above this layer names a vendor. */
+#ifndef ZLBENCH_DEVICE_H
+#define ZLBENCH_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zlbench/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Capability flags. */
+#define ZLB_CAP_GRAPH 0x01u      /* reliable stream capture + graph replay */
+#define ZLB_CAP_EVENTS 0x02u     /* device-side event timing */
+#define ZLB_CAP_RNG_STATE 0x04u  /* operator RNG state worth guarding during capture */
+#define ZLB_CAP_ASYNC 0x08u      /* work is queued, not run at enqueue time */
+#define ZLB_CAP_L2_FLUSH 0x10u   /* a device cache worth flushing between samples */
+#define ZLB_CAP_CUPTI 0x20u      /* kernel activity tracing */
+
+/* What a failed capture attempt means (DESIGN.md section 4). */
+typedef enum zlb_verdict {
+  ZLB_VERDICT_NONE = 0,  /* not a failure / unknown code */
+  ZLB_VERDICT_REFUSED,   /* not capturable: fall back to direct timing */
+  ZLB_VERDICT_FATAL,     /* real device fault: the operator fails */
+  ZLB_VERDICT_POISONED   /* the context is unusable after the attempt */
+} zlb_verdict_t;
+
+const char *zlb_verdict_name(zlb_verdict_t v);
+
+/* One row of a backend's error classification table. */
+typedef struct zlb_classify_entry {
+  int code;
+  const char *name;
+  zlb_verdict_t verdict;
+} zlb_classify_entry_t;
+
+typedef struct zlb_device_info {
+  int index;
+  char name[128];
+  char uuid[64];            /* "GPU-xxxxxxxx-xxxx-..." or "" */
+  char pci_bus_id[32];
+  char driver_version[32];
+  char runtime_version[32];
+  int sm_count, cc_major, cc_minor;
+  size_t mem_bytes;
+  size_t l2_bytes;
+  int clock_khz, mem_clock_khz, bus_width_bits;
+} zlb_device_info_t;
+
+/* Opaque handles; each backend casts its own types. */
+typedef struct zlb_stream_s *zlb_stream_t;
+typedef struct zlb_event_s *zlb_event_t;
+typedef struct zlb_graph_s *zlb_graph_t;
+typedef struct zlb_graph_exec_s *zlb_graph_exec_t;
+
+typedef struct zlb_backend zlb_backend_t;
+
+/*
+ * The backend vtable. Every call returns 0 or a negative ZLB code with
+ * `err` filled (vendor code and name set when the vendor runtime failed).
+ * Calls made before device_select() are limited to open/close/device_count/
+ * device_info.
+ */
+typedef struct zlb_backend_vtbl {
+  int (*open)(zlb_backend_t *b, zlb_error_t *err);  /* load the runtime */
+  void (*close)(zlb_backend_t *b);
+  int (*device_count)(zlb_backend_t *b, int *n, zlb_error_t *err);
+  int (*device_info)(zlb_backend_t *b, int index, zlb_device_info_t *info,
+                     zlb_error_t *err);
+  int (*device_select)(zlb_backend_t *b, int index, zlb_error_t *err);
+  int (*stream_create)(zlb_backend_t *b, zlb_stream_t *s, zlb_error_t *err);
+  void (*stream_destroy)(zlb_backend_t *b, zlb_stream_t s);
+  int (*stream_sync)(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err);
+  /* Make `waiter` wait for all work enqueued so far on `waitee`. */
+  int (*stream_wait)(zlb_backend_t *b, zlb_stream_t waiter, zlb_stream_t waitee,
+                     zlb_error_t *err);
+  int (*stream_is_capturing)(zlb_backend_t *b, zlb_stream_t s, int *capturing,
+                             zlb_error_t *err);
+  int (*event_create)(zlb_backend_t *b, zlb_event_t *e, zlb_error_t *err);
+  void (*event_destroy)(zlb_backend_t *b, zlb_event_t e);
+  int (*event_record)(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s,
+                      zlb_error_t *err);
+  /* Waits for `end`, then gives end - start in milliseconds. */
+  int (*event_elapsed)(zlb_backend_t *b, zlb_event_t start, zlb_event_t end,
+                       double *ms, zlb_error_t *err);
+  int (*mem_alloc)(zlb_backend_t *b, size_t bytes, void **ptr, zlb_error_t *err);
+  void (*mem_free)(zlb_backend_t *b, void *ptr);
+  int (*memset_async)(zlb_backend_t *b, void *ptr, int value, size_t bytes,
+                      zlb_stream_t s, zlb_error_t *err);
+  int (*memcpy_htod)(zlb_backend_t *b, void *dst, const void *src, size_t bytes,
+                     zlb_error_t *err);
+  int (*memcpy_dtoh)(zlb_backend_t *b, void *dst, const void *src, size_t bytes,
+                     zlb_error_t *err);
+  /* Graphs: NULL where the backend has no ZLB_CAP_GRAPH. */
+  int (*capture_begin)(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err);
+  /* Always ends capture mode, even after an error; *g may be NULL then. */
+  int (*capture_end)(zlb_backend_t *b, zlb_stream_t s, zlb_graph_t *g,
+                     zlb_error_t *err);
+  int (*graph_instantiate)(zlb_backend_t *b, zlb_graph_t g, zlb_graph_exec_t *x,
+                           zlb_error_t *err);
+  int (*graph_launch)(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t s,
+                      zlb_error_t *err);
+  void (*graph_destroy)(zlb_backend_t *b, zlb_graph_t g);
+  void (*graph_exec_destroy)(zlb_backend_t *b, zlb_graph_exec_t x);
+  /* Whole-device synchronisation: surfaces asynchronous faults. */
+  int (*sync)(zlb_backend_t *b, zlb_error_t *err);
+  /* After a failed capture: can the context still do simple work? */
+  int (*health_probe)(zlb_backend_t *b, zlb_error_t *err);
+  /* Name for a vendor error code ("CUDA_ERROR_ILLEGAL_ADDRESS"). */
+  const char *(*error_name)(zlb_backend_t *b, int vendor_code);
+} zlb_backend_vtbl_t;
+
+/* A registry entry: everything known about a backend, implemented or not. */
+typedef struct zlb_backend_desc {
+  const char *name;                  /* "cuda" */
+  const char *vendor;                /* "NVIDIA" */
+  const char *const *aliases;        /* NULL-terminated */
+  const char *const *sonames;        /* runtime libraries tried in order */
+  const char *visibility_env;        /* "CUDA_VISIBLE_DEVICES" */
+  const char *const *also_env;       /* further keys set to the same value, or NULL */
+  unsigned caps;
+  const zlb_classify_entry_t *classify; /* vendor code -> verdict */
+  size_t nclassify;
+  size_t flush_bytes;                /* L2 flush buffer (0: none) */
+  const zlb_backend_vtbl_t *vtbl;    /* NULL: registered but not implemented in this build */
+  int probe_in_auto;                 /* tried by "auto" (in registry order) */
+} zlb_backend_desc_t;
+
+/* An opened backend. */
+struct zlb_backend {
+  const zlb_backend_desc_t *desc;
+  const zlb_backend_vtbl_t *v;
+  void *impl;           /* backend-private */
+  int device;           /* selected ordinal, -1 before device_select */
+  zlb_device_info_t info;
+};
+
+/** Built-in registry, in `auto` probe order: cuda, musa, rocm, ascend, host. */
+const zlb_backend_desc_t *const *zlb_backend_builtin(size_t *n);
+/** Add a backend (from an operator library); names must be unique. */
+int zlb_backend_register(const zlb_backend_desc_t *desc, zlb_error_t *err);
+/** All registered backends, built-in first. */
+const zlb_backend_desc_t *zlb_backend_at(size_t i);
+size_t zlb_backend_count(void);
+/**
+ * Resolve a name or alias ("nvidia" -> cuda). Unknown names are
+ * ZLB_ENOTFOUND with a message listing the valid names and aliases.
+ * "auto" is not resolved here (see zlb_backend_open_auto).
+ */
+int zlb_backend_lookup(const char *name, const zlb_backend_desc_t **out,
+                       zlb_error_t *err);
+/**
+ * Open a backend: load its runtime library (dlopen) and initialise it. A
+ * missing runtime is ZLB_EUNAVAIL naming every library tried; a backend
+ * without an implementation in this build is ZLB_EUNAVAIL too. On success
+ * `*out` is heap-allocated; free it with zlb_backend_close().
+ */
+int zlb_backend_open(const zlb_backend_desc_t *desc, zlb_backend_t **out,
+                     zlb_error_t *err);
+/**
+ * "auto": try each backend with probe_in_auto in order and take the first
+ * that opens and reports at least one device; fall back to host.
+ * `tried` (optional) receives one line per backend tried and why it was
+ * passed over.
+ */
+int zlb_backend_open_auto(zlb_backend_t **out, char *tried, size_t triedlen,
+                          zlb_error_t *err);
+/** Open by name, alias or "auto" (NULL or "" means auto). */
+int zlb_backend_open_name(const char *name, zlb_backend_t **out, zlb_error_t *err);
+void zlb_backend_close(zlb_backend_t *b);
+/** Query count and info, select `index`, fill b->info. */
+int zlb_backend_select_device(zlb_backend_t *b, int index, zlb_error_t *err);
+/** Verdict for a vendor code from the backend's table (NONE if absent). */
+zlb_verdict_t zlb_backend_classify(const zlb_backend_desc_t *desc, int vendor_code);
+/** Vendor error name: the runtime's own, else the table's, else "ERROR_<n>". */
+const char *zlb_backend_error_name(zlb_backend_t *b, int vendor_code);
+/** "graph,events,rng_state,async,l2_flush" */
+void zlb_caps_format(unsigned caps, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,76 @@
+/* Run layer: one operator in one process. Cases, accuracy, timing, the
+ * FlagGems-layout report, run.log, run_identity.json and the JSON results.
+ * The library produces text through a callback and never prints. */
+#ifndef ZLBENCH_RUN_H
+#define ZLBENCH_RUN_H
+
+#include <stdint.h>
+
+#include "zlbench/base.h"
+#include "zlbench/device.h"
+#include "zlbench/error.h"
+#include "zlbench/ops.h"
+#include "zlbench/timing.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zlb_run_opts {
+  const char *op;
+  const char *backend;       /* name, alias, "auto" or NULL (auto) */
+  int device;                /* ordinal as this process sees it */
+  uint32_t dtypes;           /* ZLB_DT_BIT mask; 0: the operator's float dtypes */
+  const char *shape_file;    /* NULL: assets/shapes.yaml (shapes_host.yaml on host) */
+  int level;                 /* 0 core, 1 comprehensive */
+  zlb_timer_kind_t timer;
+  zlb_timing_opts_t timing;  /* flush_bytes 0 here means: the backend's default */
+  int no_flush;              /* 1: no L2 flush in the direct timer */
+  const zlb_strvec_t *deny_ops; /* --deny-capture names (may be NULL) */
+  const char *deny_file;     /* NULL: assets/capture_deny.yaml */
+  int autotune;
+  uint64_t seed;
+  const char *out_dir;       /* run.log, run_identity.json (created) */
+  const char *json_path;     /* optional: every sample */
+  int color;                 /* ANSI styles in emitted text */
+  const zlb_strvec_t *libs;  /* --lib paths (may be NULL) */
+  int argc;
+  char **argv;               /* recorded in the identity */
+  void (*emit)(void *ctx, const char *text); /* terminal text */
+  void *emit_ctx;
+  volatile int *interrupted; /* nonzero: stop after the current case */
+} zlb_run_opts_t;
+
+/** Defaults: backend auto, device 0, timer auto, timing defaults, seed 0x5eed. */
+void zlb_run_opts_init(zlb_run_opts_t *o);
+
+typedef struct zlb_run_result {
+  int rows, ok, failed;
+  int fatal;        /* stopped by a device fault */
+  int poisoned;     /* stopped: BENCHMARK_CAPTURE_POISONED */
+  int interrupted;
+  char stop_reason[768];
+  double seconds;
+  char log_path[512];
+} zlb_run_result_t;
+
+/**
+ * Benchmark one operator. Returns 0 when every case was attempted (rows may
+ * have FAILED: see res), ZLB_EFATAL or ZLB_EPOISONED when the run stopped
+ * early for a device fault or a poisoned capture (logs written, res
+ * filled), ZLB_EINTR when interrupted, or another error before anything was
+ * measured (unknown operator, backend unavailable, unwritable output,
+ * malformed input file) with err naming the problem.
+ */
+int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err);
+
+/**
+ * Describe, without running anything, the plan `zlbench plan` prints: the
+ * backend's capabilities, the timer they produce, and the stages.
+ */
+int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,185 @@
+/* Timing engine: statistics, the direct timer (Triton's do_bench method),
+ * repeat-over-calls, the graph timer, and per-shape fallback with failure
+ * classification (DESIGN.md section 4). */
+#ifndef ZLBENCH_TIMING_H
+#define ZLBENCH_TIMING_H
+
+#include <stddef.h>
+
+#include "zlbench/device.h"
+#include "zlbench/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ZLB_MAX_QUANTILES 8
+
+typedef enum zlb_timer_kind {
+  ZLB_TIMER_AUTO = 0, /* graph where the backend can, else direct */
+  ZLB_TIMER_GRAPH,
+  ZLB_TIMER_DIRECT
+} zlb_timer_kind_t;
+
+typedef enum zlb_return_mode {
+  ZLB_RET_MEDIAN = 0,
+  ZLB_RET_MEAN,
+  ZLB_RET_MIN,
+  ZLB_RET_MAX,
+  ZLB_RET_ALL
+} zlb_return_mode_t;
+
+const char *zlb_timer_name(zlb_timer_kind_t t);
+int zlb_timer_parse(const char *s, zlb_timer_kind_t *out);
+const char *zlb_return_mode_name(zlb_return_mode_t m);
+int zlb_return_mode_parse(const char *s, zlb_return_mode_t *out);
+
+/* ---- statistics ------------------------------------------------------ */
+
+/** Median of n values (average of the two middle ones for even n); n > 0. */
+double zlb_stats_median(const double *v, size_t n);
+double zlb_stats_mean(const double *v, size_t n);
+double zlb_stats_min(const double *v, size_t n);
+double zlb_stats_max(const double *v, size_t n);
+/** Sample standard deviation (n - 1); 0 for n < 2. */
+double zlb_stats_stdev(const double *v, size_t n);
+/**
+ * Quantile q in [0, 1] by linear interpolation on the sorted values
+ * (Triton's rule: point = q (n - 1)). ZLB_EINVAL for q outside [0, 1].
+ */
+int zlb_stats_quantile(const double *v, size_t n, double q, double *out);
+/** The value a return mode picks from samples (ALL: the median). */
+double zlb_stats_pick(const double *v, size_t n, zlb_return_mode_t mode);
+
+/* ---- options and results --------------------------------------------- */
+
+typedef struct zlb_timing_opts {
+  double warmup_ms;          /* warm-up budget (ms of calls) */
+  double rep_ms;             /* measurement budget (ms of calls) */
+  zlb_return_mode_t return_mode;
+  int nquantiles;            /* > 0: report these quantiles (takes priority) */
+  double quantiles[ZLB_MAX_QUANTILES];
+  int repeat;                /* direct measurements per row, median over calls */
+  size_t flush_bytes;        /* direct timer: L2 flush buffer size, 0 = no flush */
+  int graph_max_launches;    /* cap on launches captured per graph */
+  double graph_replay_ms;    /* target duration of one replay */
+  int graph_min_replays;     /* at least this many timed replays */
+  int max_samples;           /* cap on direct samples per call */
+} zlb_timing_opts_t;
+
+/** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
+ * replay target 1 ms, at least 10 replays, 10000 samples. */
+void zlb_timing_opts_default(zlb_timing_opts_t *o);
+
+typedef struct zlb_measurement {
+  zlb_timer_kind_t timer;   /* GRAPH or DIRECT: what produced the value */
+  double value_ms;          /* per the return mode; median over calls when repeated */
+  int nquantiles;
+  double quantiles[ZLB_MAX_QUANTILES];
+  double *samples;          /* every sample in ms per call (owned) */
+  size_t nsamples;
+  double *call_values;      /* each call's value when repeated (owned) */
+  int ncalls;
+  double estimate_ms;       /* the pre-measurement estimate */
+  int graph_launches;       /* K: launches per graph (graph timer) */
+  int replays;              /* timed replays (graph timer) */
+  char note[192];           /* e.g. "repeat=5 skipped: quantiles requested" */
+} zlb_measurement_t;
+
+void zlb_measurement_release(zlb_measurement_t *m);
+
+/* What is being timed: one call of an operator implementation. */
+typedef struct zlb_launch {
+  /* Enqueue one call on `s`; 0 or a negative ZLB code with err set. */
+  int (*call)(void *ctx, zlb_stream_t s, zlb_error_t *err);
+  /* Optional: scratch=1 before capture (switch to a scratch RNG state),
+   * scratch=0 after it (restore the real one). */
+  void (*rng_guard)(void *ctx, int scratch);
+  void *ctx;
+} zlb_launch_t;
+
+/* A device buffer written before each direct sample to evict caches. */
+typedef struct zlb_flush {
+  void *buf;
+  size_t bytes;
+} zlb_flush_t;
+
+/** Allocate the flush buffer on the selected device (bytes 0: no-op). */
+int zlb_flush_init(zlb_flush_t *f, zlb_backend_t *b, size_t bytes, zlb_error_t *err);
+void zlb_flush_release(zlb_flush_t *f, zlb_backend_t *b);
+
+/**
+ * One direct measurement (do_bench): one call, an estimate from 5 flushed
+ * calls, warm-up and repetition counts from the ms budgets (a zero estimate
+ * gives 1 warm-up and max_samples repetitions instead of dividing by
+ * zero), then per sample: flush, start event, call, end event; one
+ * synchronisation at the end. Appends samples to `m`.
+ */
+int zlb_time_direct_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                         const zlb_timing_opts_t *o, zlb_flush_t *flush,
+                         zlb_measurement_t *m, double *value, zlb_error_t *err);
+
+/**
+ * The direct timer with repeat-over-calls: o->repeat measurements, value =
+ * median of their values. Skipped (one call, with m->note saying so) when
+ * quantiles or ALL are requested, since a median of sequences is undefined.
+ */
+int zlb_time_direct(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                    const zlb_timing_opts_t *o, zlb_flush_t *flush,
+                    zlb_measurement_t *m, zlb_error_t *err);
+
+/* Where a capture attempt failed. */
+typedef enum zlb_graph_phase {
+  ZLB_PHASE_NONE = 0,
+  ZLB_PHASE_CAPTURE,
+  ZLB_PHASE_INSTANTIATE,
+  ZLB_PHASE_REPLAY,
+  ZLB_PHASE_DENY
+} zlb_graph_phase_t;
+
+const char *zlb_phase_name(zlb_graph_phase_t p);
+
+typedef struct zlb_graph_failure {
+  zlb_graph_phase_t phase;
+  zlb_verdict_t verdict;
+  char reason[64];           /* vendor error name (or ZLB name) */
+  zlb_error_t error;         /* the failing call's error */
+} zlb_graph_failure_t;
+
+/**
+ * The graph timer: explicit warm-up on the caller's stream (so autotuning
+ * and JIT finish outside capture), an eager estimate, then capture of K
+ * launches on a side stream that waits on the caller's stream (K sized from
+ * the estimate to fill graph_replay_ms, capped at graph_max_launches), under
+ * the scratch RNG state; instantiate; replay, timing each replay with
+ * events; value = median (per return mode) of replay time / K.
+ * On a capture failure returns ZLB_EREFUSED, ZLB_EFATAL or ZLB_EPOISONED
+ * with `fail` saying phase, verdict and reason: the backend's table
+ * classifies the vendor code; a non-fatal failure is POISONED when the
+ * health probe then fails, else REFUSED.
+ */
+int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
+                   const zlb_timing_opts_t *o, zlb_measurement_t *m,
+                   zlb_graph_failure_t *fail, zlb_error_t *err);
+
+/**
+ * Time one implementation with the chosen timer and per-shape fallback:
+ * GRAPH/AUTO on a graph-capable backend try the graph timer and, when it is
+ * refused, fall back to zlb_time_direct with `marker` set to
+ * "fallback(phase=P,reason=R,repeat=N)"; `deny` skips the attempt with
+ * "fallback(phase=deny,repeat=N)". FATAL and POISONED are returned as
+ * errors (ZLB_EFATAL / ZLB_EPOISONED) with `fail` filled and no value.
+ * `marker` is "-" when nothing special happened.
+ */
+int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                  zlb_timer_kind_t timer, int deny, const zlb_timing_opts_t *o,
+                  zlb_flush_t *flush, zlb_measurement_t *m, char *marker,
+                  size_t markerlen, zlb_graph_failure_t *fail, zlb_error_t *err);
+
+/** The timer a plan resolves to for this backend (AUTO -> GRAPH or DIRECT). */
+zlb_timer_kind_t zlb_timer_resolve(zlb_timer_kind_t requested, unsigned caps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,85 @@
+/* Error table lookups and the error object's setters. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "zlbench/base.h"
+#include "zlbench/error.h"
+
+const char *zlb_strerror(int code) {
+  switch (code) {
+  case ZLB_OK: return "success";
+#define XX(name, msg) case ZLB_##name: return msg;
+    ZLB_ERRNO_MAP(XX)
+#undef XX
+  default: return "unknown error";
+  }
+}
+
+const char *zlb_err_name(int code) {
+  switch (code) {
+  case ZLB_OK: return "ZLB_OK";
+#define XX(name, msg) case ZLB_##name: return "ZLB_" #name;
+    ZLB_ERRNO_MAP(XX)
+#undef XX
+  default: return "ZLB_UNKNOWN";
+  }
+}
+
+void zlb_error_clear(zlb_error_t *e) {
+  if (!e)
+    return;
+  e->code = 0;
+  e->vendor_code = 0;
+  e->vendor_name[0] = '\0';
+  e->msg[0] = '\0';
+}
+
+static void vset(zlb_error_t *e, int code, const char *fmt, va_list ap) {
+  e->code = code;
+  if (fmt)
+    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+  else
+    zlb_strlcpy(e->msg, zlb_strerror(code), sizeof(e->msg));
+}
+
+int zlb_error_set(zlb_error_t *e, int code, const char *fmt, ...) {
+  va_list ap;
+  if (!e)
+    return code;
+  e->vendor_code = 0;
+  e->vendor_name[0] = '\0';
+  va_start(ap, fmt);
+  vset(e, code, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int zlb_error_vendor(zlb_error_t *e, int code, int vendor_code,
+                     const char *vendor_name, const char *fmt, ...) {
+  va_list ap;
+  if (!e)
+    return code;
+  e->vendor_code = vendor_code;
+  zlb_strlcpy(e->vendor_name, vendor_name ? vendor_name : "",
+              sizeof(e->vendor_name));
+  va_start(ap, fmt);
+  vset(e, code, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int zlb_error_prefix(zlb_error_t *e, const char *fmt, ...) {
+  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
+  va_list ap;
+  if (!e)
+    return 0;
+  va_start(ap, fmt);
+  zlb_strbuf_vaddf(&sb, fmt, ap);
+  va_end(ap);
+  zlb_strbuf_addstr(&sb, ": ");
+  zlb_strbuf_addstr(&sb, e->msg);
+  zlb_strlcpy(e->msg, sb.buf, sizeof(e->msg));
+  zlb_strbuf_release(&sb);
+  return e->code;
+}

@@ -1,0 +1,304 @@
+/* Growable strings and string lists (after git's strbuf/strvec). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlbench/base.h"
+
+char zlb__strbuf_empty[1];
+
+static void oom(void) {
+  fputs("zlbench: out of memory\n", stderr);
+  abort();
+}
+
+void *zlb_xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p)
+    oom();
+  return p;
+}
+
+void *zlb_xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (!p)
+    oom();
+  return p;
+}
+
+void *zlb_xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q)
+    oom();
+  return q;
+}
+
+char *zlb_xstrdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = zlb_xmalloc(n);
+  memcpy(d, s, n);
+  return d;
+}
+
+size_t zlb_strlcpy(char *dst, const char *src, size_t size) {
+  size_t n = strlen(src);
+  if (size) {
+    size_t c = n < size - 1 ? n : size - 1;
+    memcpy(dst, src, c);
+    dst[c] = '\0';
+  }
+  return n;
+}
+
+void zlb_strbuf_init(zlb_strbuf_t *sb) {
+  sb->buf = zlb__strbuf_empty;
+  sb->len = 0;
+  sb->alloc = 0;
+}
+
+void zlb_strbuf_release(zlb_strbuf_t *sb) {
+  if (sb->alloc)
+    free(sb->buf);
+  zlb_strbuf_init(sb);
+}
+
+void zlb_strbuf_reset(zlb_strbuf_t *sb) { zlb_strbuf_setlen(sb, 0); }
+
+void zlb_strbuf_grow(zlb_strbuf_t *sb, size_t extra) {
+  size_t need = sb->len + extra + 1;
+  if (need <= sb->alloc)
+    return;
+  size_t alloc = sb->alloc ? sb->alloc : 64;
+  while (alloc < need)
+    alloc = alloc * 3 / 2 + 16;
+  if (!sb->alloc) {
+    sb->buf = zlb_xmalloc(alloc);
+    sb->buf[0] = '\0';
+  } else {
+    sb->buf = zlb_xrealloc(sb->buf, alloc);
+  }
+  sb->alloc = alloc;
+}
+
+void zlb_strbuf_setlen(zlb_strbuf_t *sb, size_t len) {
+  if (!sb->alloc)
+    return;
+  if (len > sb->len)
+    len = sb->len;
+  sb->len = len;
+  sb->buf[len] = '\0';
+}
+
+void zlb_strbuf_add(zlb_strbuf_t *sb, const void *data, size_t len) {
+  if (!len)
+    return;
+  zlb_strbuf_grow(sb, len);
+  memcpy(sb->buf + sb->len, data, len);
+  sb->len += len;
+  sb->buf[sb->len] = '\0';
+}
+
+void zlb_strbuf_addstr(zlb_strbuf_t *sb, const char *s) {
+  zlb_strbuf_add(sb, s, strlen(s));
+}
+
+void zlb_strbuf_addch(zlb_strbuf_t *sb, int c) {
+  char ch = (char)c;
+  zlb_strbuf_add(sb, &ch, 1);
+}
+
+void zlb_strbuf_addpad(zlb_strbuf_t *sb, int c, size_t n) {
+  zlb_strbuf_grow(sb, n);
+  memset(sb->buf + sb->len, c, n);
+  sb->len += n;
+  sb->buf[sb->len] = '\0';
+}
+
+void zlb_strbuf_vaddf(zlb_strbuf_t *sb, const char *fmt, va_list ap) {
+  va_list cp;
+  int n;
+  zlb_strbuf_grow(sb, 64);
+  va_copy(cp, ap);
+  n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
+  va_end(cp);
+  if (n < 0)
+    return;
+  if ((size_t)n >= sb->alloc - sb->len) {
+    zlb_strbuf_grow(sb, (size_t)n);
+    va_copy(cp, ap);
+    n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
+    va_end(cp);
+  }
+  sb->len += (size_t)n;
+}
+
+void zlb_strbuf_addf(zlb_strbuf_t *sb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  zlb_strbuf_vaddf(sb, fmt, ap);
+  va_end(ap);
+}
+
+char *zlb_strbuf_detach(zlb_strbuf_t *sb) {
+  char *r;
+  if (!sb->alloc)
+    r = zlb_xstrdup("");
+  else
+    r = sb->buf;
+  zlb_strbuf_init(sb);
+  return r;
+}
+
+void zlb_strbuf_add_json_escaped(zlb_strbuf_t *sb, const char *s) {
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    switch (c) {
+    case '"': zlb_strbuf_addstr(sb, "\\\""); break;
+    case '\\': zlb_strbuf_addstr(sb, "\\\\"); break;
+    case '\n': zlb_strbuf_addstr(sb, "\\n"); break;
+    case '\r': zlb_strbuf_addstr(sb, "\\r"); break;
+    case '\t': zlb_strbuf_addstr(sb, "\\t"); break;
+    default:
+      if (c < 0x20)
+        zlb_strbuf_addf(sb, "\\u%04x", c);
+      else
+        zlb_strbuf_addch(sb, c);
+    }
+  }
+}
+
+void zlb_strbuf_add_csv(zlb_strbuf_t *sb, const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) {
+    zlb_strbuf_addstr(sb, s);
+    return;
+  }
+  zlb_strbuf_addch(sb, '"');
+  for (; *s; s++) {
+    if (*s == '"')
+      zlb_strbuf_addch(sb, '"');
+    zlb_strbuf_addch(sb, *s);
+  }
+  zlb_strbuf_addch(sb, '"');
+}
+
+void zlb_strvec_push(zlb_strvec_t *sv, const char *s) {
+  if (sv->n + 1 >= sv->alloc) {
+    sv->alloc = sv->alloc ? sv->alloc * 2 : 8;
+    sv->v = zlb_xrealloc(sv->v, sv->alloc * sizeof(*sv->v));
+  }
+  sv->v[sv->n++] = zlb_xstrdup(s);
+  sv->v[sv->n] = NULL;
+}
+
+void zlb_strvec_pushf(zlb_strvec_t *sv, const char *fmt, ...) {
+  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
+  va_list ap;
+  va_start(ap, fmt);
+  zlb_strbuf_vaddf(&sb, fmt, ap);
+  va_end(ap);
+  zlb_strvec_push(sv, sb.buf);
+  zlb_strbuf_release(&sb);
+}
+
+void zlb_strvec_release(zlb_strvec_t *sv) {
+  for (size_t i = 0; i < sv->n; i++)
+    free(sv->v[i]);
+  free(sv->v);
+  sv->v = NULL;
+  sv->n = sv->alloc = 0;
+}
+
+long zlb_strvec_find(const zlb_strvec_t *sv, const char *s) {
+  for (size_t i = 0; i < sv->n; i++)
+    if (!strcmp(sv->v[i], s))
+      return (long)i;
+  return -1;
+}
+
+void zlb_strvec_split(zlb_strvec_t *sv, const char *s, int sep) {
+  const char *p = s;
+  while (p && *p) {
+    const char *e = strchr(p, sep);
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    char *item = zlb_xmalloc(n + 1);
+    memcpy(item, p, n);
+    item[n] = '\0';
+    zlb_trim(item);
+    if (*item)
+      zlb_strvec_push(sv, item);
+    free(item);
+    p = e ? e + 1 : NULL;
+  }
+}
+
+void zlb_strvec_join(const zlb_strvec_t *sv, const char *sep, zlb_strbuf_t *out) {
+  for (size_t i = 0; i < sv->n; i++) {
+    if (i)
+      zlb_strbuf_addstr(out, sep);
+    zlb_strbuf_addstr(out, sv->v[i]);
+  }
+}
+
+static int cmpstr(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void zlb_strvec_sort(zlb_strvec_t *sv) {
+  if (sv->n > 1)
+    qsort(sv->v, sv->n, sizeof(*sv->v), cmpstr);
+}
+
+int zlb_starts_with(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+char *zlb_trim(char *s) {
+  size_t n = strlen(s), i = 0;
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' ||
+               s[n - 1] == '\r'))
+    s[--n] = '\0';
+  while (s[i] == ' ' || s[i] == '\t')
+    i++;
+  if (i)
+    memmove(s, s + i, n - i + 1);
+  return s;
+}
+
+int zlb_parse_long(const char *s, long *out) {
+  char *end;
+  long v;
+  if (!s || !*s)
+    return ZLB_EINVAL;
+  v = strtol(s, &end, 10);
+  if (*end)
+    return ZLB_EINVAL;
+  *out = v;
+  return 0;
+}
+
+int zlb_parse_double(const char *s, double *out) {
+  char *end;
+  double v;
+  if (!s || !*s)
+    return ZLB_EINVAL;
+  v = strtod(s, &end);
+  if (*end)
+    return ZLB_EINVAL;
+  *out = v;
+  return 0;
+}
+
+void zlb_strip_ansi(const char *s, zlb_strbuf_t *out) {
+  while (*s) {
+    if (s[0] == '\033' && s[1] == '[') {
+      s += 2;
+      while (*s && !((*s >= '@' && *s <= '~')))
+        s++;
+      if (*s)
+        s++;
+      continue;
+    }
+    zlb_strbuf_addch(out, *s++);
+  }
+}

@@ -1,0 +1,136 @@
+/* `zlbench devices`: backends, their devices and capability flags. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "zlbench/device.h"
+#include "zlbench/json.h"
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: zlbench devices [--backend NAME] [--count] [--json]\n\n"
+             "For every backend (or the one named): whether its runtime loads here,\n"
+             "its visibility variable and capability flags, and each visible device.\n\n"
+             "options:\n"
+             "  --backend NAME   one backend (aliases and auto accepted)\n"
+             "  --count          print only the number of visible devices of that backend\n"
+             "  --json           machine-readable output\n"
+             "  -h, --help       this text\n\n"
+             "exit codes: 0, 2 usage error, 3 the named backend is unavailable\n");
+}
+
+static void show(const zlb_backend_desc_t *d, zlb_jw_t *jw, int *avail_out) {
+  zlb_backend_t *b = NULL;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  char caps[128];
+  int n = 0;
+  zlb_caps_format(d->caps, caps, sizeof(caps));
+  if (!zlb_backend_open(d, &b, &e))
+    b->v->device_count(b, &n, &e);
+  *avail_out = b && !e.code;
+  if (jw) {
+    zlb_jw_object_begin(jw);
+    zlb_jw_key_string(jw, "backend", d->name);
+    zlb_jw_key_string(jw, "vendor", d->vendor);
+    zlb_jw_key_string(jw, "visibility_env", d->visibility_env);
+    zlb_jw_key_string(jw, "capabilities", caps);
+    zlb_jw_key_bool(jw, "available", *avail_out);
+    zlb_jw_key_string(jw, "error", e.code ? e.msg : NULL);
+    zlb_jw_key_array(jw, "devices");
+  } else {
+    printf("%s (%s)  capabilities=%s  visibility=%s\n", d->name, d->vendor, caps,
+           d->visibility_env ? d->visibility_env : "-");
+    if (e.code)
+      printf("  unavailable: %s\n", e.msg);
+  }
+  for (int i = 0; *avail_out && i < n; i++) {
+    zlb_device_info_t info;
+    zlb_error_t ie = ZLB_ERROR_INIT;
+    if (b->v->device_info(b, i, &info, &ie)) {
+      if (!jw)
+        printf("  [%d] %s\n", i, ie.msg);
+      continue;
+    }
+    if (jw) {
+      zlb_jw_object_begin(jw);
+      zlb_jw_key_int(jw, "index", i);
+      zlb_jw_key_string(jw, "name", info.name);
+      zlb_jw_key_string(jw, "uuid", info.uuid);
+      zlb_jw_key_string(jw, "pci_bus_id", info.pci_bus_id);
+      zlb_jw_key_string(jw, "driver_version", info.driver_version);
+      zlb_jw_key_string(jw, "runtime_version", info.runtime_version);
+      zlb_jw_key_int(jw, "sm_count", info.sm_count);
+      zlb_jw_key_int(jw, "memory_bytes", (long long)info.mem_bytes);
+      zlb_jw_key_int(jw, "l2_bytes", (long long)info.l2_bytes);
+      zlb_jw_object_end(jw);
+    } else {
+      printf("  [%d] %s  uuid=%s  units=%d  memory=%.1f GiB  l2=%.1f MiB  driver=%s\n", i,
+             info.name, info.uuid[0] ? info.uuid : "-", info.sm_count,
+             (double)info.mem_bytes / (1 << 30), (double)info.l2_bytes / (1 << 20),
+             info.driver_version);
+    }
+  }
+  if (jw) {
+    zlb_jw_array_end(jw);
+    zlb_jw_object_end(jw);
+  }
+  zlb_backend_close(b);
+}
+
+int zlb_cmd_devices(int argc, char **argv) {
+  const char *name = NULL, *v;
+  int count = 0, json = 0, r, avail = 0;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  zlb_jw_t jw;
+
+  for (int i = 1; i < argc; i++) {
+    if (zlb_cli_is_help(argv[i])) {
+      usage(stdout);
+      return ZLB_EXIT_OK;
+    }
+    if ((r = zlb_cli_opt(argc, argv, &i, "--backend", &v)) != 0) {
+      if (r < 0)
+        return ZLB_EXIT_USAGE;
+      name = v;
+    } else if (zlb_cli_flag(argv, i, "--count")) {
+      count = 1;
+    } else if (zlb_cli_flag(argv, i, "--json")) {
+      json = 1;
+    } else {
+      zlb_cli_errorf("unknown argument '%s' for 'zlbench devices'", argv[i]);
+      return ZLB_EXIT_USAGE;
+    }
+  }
+  if (count) {
+    zlb_backend_t *b = NULL;
+    int n = 0;
+    if (zlb_backend_open_name(name, &b, &err) || b->v->device_count(b, &n, &err)) {
+      zlb_backend_close(b);
+      return zlb_cli_fail(&err);
+    }
+    printf("%s %d\n", b->desc->name, n);
+    zlb_backend_close(b);
+    return ZLB_EXIT_OK;
+  }
+  if (json) {
+    zlb_jw_init(&jw, 1);
+    zlb_jw_array_begin(&jw);
+  }
+  if (name && strcmp(name, "auto")) {
+    const zlb_backend_desc_t *d;
+    if (zlb_backend_lookup(name, &d, &err))
+      return zlb_cli_fail(&err);
+    show(d, json ? &jw : NULL, &avail);
+  } else {
+    for (size_t i = 0; i < zlb_backend_count(); i++) {
+      int a = 0;
+      show(zlb_backend_at(i), json ? &jw : NULL, &a);
+      avail |= a;
+    }
+  }
+  if (json) {
+    zlb_jw_array_end(&jw);
+    fputs(jw.out.buf, stdout);
+    zlb_jw_release(&jw);
+  }
+  return (name && strcmp(name, "auto") && !avail) ? ZLB_EXIT_UNAVAIL : ZLB_EXIT_OK;
+}

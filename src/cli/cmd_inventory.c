@@ -1,0 +1,143 @@
+/* `zlbench inventory`: the curated operator inventory against what the
+ * libraries really register. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ops_load.h"
+#include "zlbench/batch.h"
+#include "zlbench/device.h"
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: zlbench inventory [--backend NAME] [--check | --registered] "
+             "[--inventory FILE] [--lib PATH]\n\n"
+             "Without flags: print the inventory (assets/inventory.yaml) per backend.\n\n"
+             "options:\n"
+             "  --check          load the libraries and fail (exit 1) for every operator\n"
+             "                   that is listed but not registered, or registered but not listed\n"
+             "  --registered     print the registered operators, one per line:\n"
+             "                   NAME FAMILY DTYPES (what `zlbench batch` reads)\n"
+             "  --backend NAME   one backend (default: every backend with a library here)\n"
+             "  --inventory FILE another inventory file\n"
+             "  --lib PATH       load another operator library (repeatable; env ZL_OP_LIBS)\n"
+             "  -h, --help       this text\n");
+}
+
+static int cmp_entry(const void *a, const void *b) {
+  return strcmp(((const zlb_op_entry_t *)a)->op->name, ((const zlb_op_entry_t *)b)->op->name);
+}
+
+int zlb_cmd_inventory(int argc, char **argv) {
+  zlb_op_set_t set = ZLB_OP_SET_INIT;
+  zlb_strvec_t libs = ZLB_STRVEC_INIT, warn = ZLB_STRVEC_INIT, backends = ZLB_STRVEC_INIT;
+  zlb_strbuf_t inv = ZLB_STRBUF_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  const char *backend = NULL, *v;
+  int check = 0, registered = 0, code = ZLB_EXIT_OK, r, problems = 0;
+
+  for (int i = 1; i < argc; i++) {
+    const zlb_backend_desc_t *d;
+    if (zlb_cli_is_help(argv[i])) {
+      usage(stdout);
+      goto out;
+    }
+    if ((r = zlb_cli_opt(argc, argv, &i, "--backend", &v)) != 0) {
+      if (r < 0)
+        goto usage_error;
+      if (zlb_backend_lookup(v, &d, &err) == 0)
+        backend = d->name;
+      else
+        backend = v; /* may be a backend an operator library adds */
+    } else if ((r = zlb_cli_opt(argc, argv, &i, "--inventory", &v)) != 0) {
+      if (r < 0)
+        goto usage_error;
+      zlb_strbuf_addstr(&inv, v);
+    } else if ((r = zlb_cli_opt(argc, argv, &i, "--lib", &v)) != 0) {
+      if (r < 0)
+        goto usage_error;
+      zlb_strvec_push(&libs, v);
+    } else if (zlb_cli_flag(argv, i, "--check")) {
+      check = 1;
+    } else if (zlb_cli_flag(argv, i, "--registered")) {
+      registered = 1;
+    } else {
+      zlb_cli_errorf("unknown argument '%s' for 'zlbench inventory'", argv[i]);
+      goto usage_error;
+    }
+  }
+  zlb_error_clear(&err);
+  if (zlb_cli_load_all_ops(&set, &libs, NULL, &warn, &err)) {
+    code = zlb_cli_fail(&err);
+    goto out;
+  }
+  qsort(set.v, set.n, sizeof(*set.v), cmp_entry);
+  if (registered) {
+    for (size_t i = 0; i < set.n; i++) {
+      zlb_strbuf_t dts = ZLB_STRBUF_INIT;
+      if (backend && strcmp(set.v[i].op->backend, backend))
+        continue;
+      zlb_dtype_mask_format(set.v[i].op->dtypes, &dts);
+      printf("%s %s %s\n", set.v[i].op->name, set.v[i].op->family, dts.buf);
+      zlb_strbuf_release(&dts);
+    }
+    goto out;
+  }
+  for (size_t i = 0; i < warn.n; i++)
+    zlb_cli_warnf("%s", warn.v[i]);
+  if (!inv.len && zlb_assets_dir(&inv, &err) == 0)
+    zlb_strbuf_addstr(&inv, "/inventory.yaml");
+  if (!inv.len) {
+    code = zlb_cli_fail(&err);
+    goto out;
+  }
+  if (backend)
+    zlb_strvec_push(&backends, backend);
+  else
+    for (size_t i = 0; i < set.n; i++)
+      if (zlb_strvec_find(&backends, set.v[i].op->backend) < 0)
+        zlb_strvec_push(&backends, set.v[i].op->backend);
+  for (size_t b = 0; b < backends.n; b++) {
+    zlb_strvec_t listed = ZLB_STRVEC_INIT;
+    const char *be = backends.v[b];
+    if (zlb_inventory_load(inv.buf, be, &listed, &err)) {
+      code = zlb_cli_fail(&err);
+      zlb_strvec_release(&listed);
+      goto out;
+    }
+    if (!check) {
+      printf("%s: %zu operators\n", be, listed.n);
+      for (size_t i = 0; i < listed.n; i++) {
+        const zlb_op_entry_t *e = zlb_ops_find(&set, listed.v[i], be);
+        printf("  %-20s %s\n", listed.v[i], e ? e->op->family : "(not registered)");
+      }
+    } else {
+      for (size_t i = 0; i < listed.n; i++)
+        if (!zlb_ops_find(&set, listed.v[i], be)) {
+          printf("%s: '%s' is listed in %s but no library registers it\n", be, listed.v[i],
+                 inv.buf);
+          problems++;
+        }
+      for (size_t i = 0; i < set.n; i++)
+        if (!strcmp(set.v[i].op->backend, be) && zlb_strvec_find(&listed, set.v[i].op->name) < 0) {
+          printf("%s: '%s' is registered by %s but not listed in %s\n", be, set.v[i].op->name,
+                 set.v[i].library, inv.buf);
+          problems++;
+        }
+      printf("%s: %zu listed, %s\n", be, listed.n, problems ? "MISMATCH" : "ok");
+    }
+    zlb_strvec_release(&listed);
+  }
+  if (problems)
+    code = ZLB_EXIT_FAILED;
+  goto out;
+usage_error:
+  code = ZLB_EXIT_USAGE;
+out:
+  zlb_op_set_release(&set);
+  zlb_strvec_release(&libs);
+  zlb_strvec_release(&warn);
+  zlb_strvec_release(&backends);
+  zlb_strbuf_release(&inv);
+  return code;
+}

@@ -1,0 +1,48 @@
+/* zlbench: command-line entry point and subcommand dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *what;
+} commands[] = {
+    {"run", zlb_cmd_run, "benchmark one operator (baseline vs candidate)"},
+    {"batch", zlb_cmd_batch, "screen many operators on every device, in child processes"},
+    {"summary", zlb_cmd_summary, "aggregate run.log tables (ours and FlagGems') into summary.csv"},
+    {"list", zlb_cmd_list, "list operators and families"},
+    {"devices", zlb_cmd_devices, "list backends, devices and capability flags"},
+    {"plan", zlb_cmd_plan, "show the timer and stages a backend's capabilities produce"},
+    {"inventory", zlb_cmd_inventory, "show or check the curated operator inventory"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: zlbench <command> [options]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
+  fprintf(f, "\n'zlbench <command> --help' describes a command's options.\n"
+             "'zlbench --version' prints the version.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return ZLB_EXIT_USAGE;
+  }
+  if (zlb_cli_is_help(argv[1]) || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return ZLB_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+    printf("zlbench %s (%s)\n", ZLB_VERSION, ZLB_GIT_COMMIT);
+    return ZLB_EXIT_OK;
+  }
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    if (!strcmp(argv[1], commands[i].name))
+      return commands[i].fn(argc - 1, argv + 1);
+  zlb_cli_errorf("unknown command '%s'", argv[1]);
+  usage(stderr);
+  return ZLB_EXIT_USAGE;
+}

@@ -1,0 +1,540 @@
+/* The CUDA backend over the driver API, loaded at run time from
+ * libcuda.so.1 (never the toolkit stub): the binary builds and starts on a
+ * machine without a driver. Types are declared here by hand and bound to
+ * the exact versioned symbols whose signatures they match
+ * (reference/vendor-apis.md 1.1-1.4). The primary context is used, so CUDA
+ * runtime code in operator libraries shares it. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device_int.h"
+#include "zlbench/base.h"
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef unsigned long long CUdeviceptr;
+typedef struct {
+  unsigned char bytes[16];
+} CUuuid;
+
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CU_STREAM_NON_BLOCKING = 1,
+  CU_EVENT_DEFAULT = 0,
+  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+  CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36,
+  CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37,
+  CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+};
+
+/* Every entry point: name in the table, exported symbol, signature. */
+#define CUDA_SYMBOLS(X)                                                          \
+  X(init, "cuInit", (unsigned))                                      \
+  X(driver_version, "cuDriverGetVersion", (int *))                   \
+  X(device_count, "cuDeviceGetCount", (int *))                       \
+  X(device_get, "cuDeviceGet", (CUdevice *, int))                    \
+  X(device_name, "cuDeviceGetName", (char *, int, CUdevice))         \
+  X(device_uuid, "cuDeviceGetUuid_v2", (CUuuid *, CUdevice))         \
+  X(device_attr, "cuDeviceGetAttribute", (int *, int, CUdevice))     \
+  X(device_mem, "cuDeviceTotalMem_v2", (size_t *, CUdevice))         \
+  X(device_pci, "cuDeviceGetPCIBusId", (char *, int, CUdevice))      \
+  X(ctx_retain, "cuDevicePrimaryCtxRetain", (CUcontext *, CUdevice)) \
+  X(ctx_release, "cuDevicePrimaryCtxRelease_v2", (CUdevice))         \
+  X(ctx_set, "cuCtxSetCurrent", (CUcontext))                         \
+  X(ctx_sync, "cuCtxSynchronize", (void))                            \
+  X(stream_create, "cuStreamCreate", (CUstream *, unsigned))         \
+  X(stream_destroy, "cuStreamDestroy_v2", (CUstream))                \
+  X(stream_sync, "cuStreamSynchronize", (CUstream))                  \
+  X(stream_wait_event, "cuStreamWaitEvent", (CUstream, CUevent, unsigned)) \
+  X(stream_is_capturing, "cuStreamIsCapturing", (CUstream, int *))   \
+  X(event_create, "cuEventCreate", (CUevent *, unsigned))            \
+  X(event_destroy, "cuEventDestroy_v2", (CUevent))                   \
+  X(event_record, "cuEventRecord", (CUevent, CUstream))              \
+  X(event_sync, "cuEventSynchronize", (CUevent))                     \
+  X(mem_alloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))            \
+  X(mem_free, "cuMemFree_v2", (CUdeviceptr))                         \
+  X(memset_async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream)) \
+  X(memcpy_htod, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t)) \
+  X(memcpy_dtoh, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))   \
+  X(capture_begin, "cuStreamBeginCapture_v2", (CUstream, int))       \
+  X(capture_end, "cuStreamEndCapture", (CUstream, CUgraph *))        \
+  X(graph_instantiate, "cuGraphInstantiateWithFlags", (CUgraphExec *, CUgraph, unsigned long long)) \
+  X(graph_launch, "cuGraphLaunch", (CUgraphExec, CUstream))          \
+  X(graph_destroy, "cuGraphDestroy", (CUgraph))                      \
+  X(graph_exec_destroy, "cuGraphExecDestroy", (CUgraphExec))         \
+  X(error_name, "cuGetErrorName", (CUresult, const char **))         \
+  X(error_string, "cuGetErrorString", (CUresult, const char **))
+
+struct cuda_api {
+#define X(field, sym, params) CUresult(*field) params;
+  CUDA_SYMBOLS(X)
+#undef X
+  /* cuEventElapsedTime_v2 on 12.8+ drivers, the v1 symbol before: same
+   * signature (vendor-apis.md 1.2). */
+  CUresult (*event_elapsed)(float *, CUevent, CUevent);
+  int driver;
+};
+
+static struct cuda_api api;
+static zlb_error_t load_error = ZLB_ERROR_INIT;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+struct cuda_state {
+  CUdevice dev;
+  CUcontext ctx;
+  int have_ctx;
+};
+
+static const char *const cuda_sonames[] = {"libcuda.so.1", NULL};
+
+/* dlsym returns an object pointer; POSIX guarantees it converts to a
+ * function pointer, ISO C does not, so copy the bits. */
+static void bind(void *h, const char *sym, void *slot, size_t size) {
+  void *p = dlsym(h, sym);
+  memcpy(slot, &p, size < sizeof(p) ? size : sizeof(p));
+}
+
+static void load_api(void) {
+  void *h = zlb__dlopen_first(cuda_sonames, "cuda", NULL, &load_error);
+  CUresult r;
+  if (!h)
+    return;
+#define X(field, sym, params)                                                   \
+  bind(h, sym, &api.field, sizeof(api.field));                                  \
+  if (!api.field) {                                                             \
+    zlb_error_set(&load_error, ZLB_EUNAVAIL,                                    \
+                  "backend 'cuda': libcuda.so.1 lacks '%s' (driver too old?)", sym); \
+    return;                                                                     \
+  }
+  CUDA_SYMBOLS(X)
+#undef X
+  bind(h, "cuEventElapsedTime_v2", &api.event_elapsed, sizeof(api.event_elapsed));
+  if (!api.event_elapsed)
+    bind(h, "cuEventElapsedTime", &api.event_elapsed, sizeof(api.event_elapsed));
+  if (!api.event_elapsed) {
+    zlb_error_set(&load_error, ZLB_EUNAVAIL,
+                  "backend 'cuda': libcuda.so.1 lacks 'cuEventElapsedTime'");
+    return;
+  }
+  r = api.init(0);
+  if (r != CUDA_SUCCESS) {
+    const char *name = NULL;
+    api.error_name(r, &name);
+    zlb_error_vendor(&load_error, r == CUDA_ERROR_NO_DEVICE ? ZLB_EUNAVAIL : ZLB_EDEVICE,
+                     r, name ? name : "", "backend 'cuda': cuInit failed: %s (%d)",
+                     name ? name : "unknown", r);
+    return;
+  }
+  api.driver_version(&api.driver);
+}
+
+/* Fill `err` for a failed driver call, naming the call and the error. */
+static int fail(zlb_error_t *err, const char *call, CUresult r) {
+  const char *name = NULL, *text = NULL;
+  if (api.error_name)
+    api.error_name(r, &name);
+  if (api.error_string)
+    api.error_string(r, &text);
+  return zlb_error_vendor(err, ZLB_EDEVICE, r, name ? name : "",
+                          "%s: %s (%d): %s", call, name ? name : "CUDA_ERROR",
+                          r, text ? text : "no description");
+}
+
+#define CU(call, expr)                                                          \
+  do {                                                                          \
+    CUresult r_ = (expr);                                                       \
+    if (r_ != CUDA_SUCCESS)                                                     \
+      return fail(err, call, r_);                                               \
+  } while (0)
+
+static int cuda_open(zlb_backend_t *b, zlb_error_t *err) {
+  pthread_once(&load_once, load_api);
+  if (load_error.code) {
+    if (err)
+      *err = load_error;
+    return load_error.code;
+  }
+  b->impl = zlb_xcalloc(1, sizeof(struct cuda_state));
+  return 0;
+}
+
+static void cuda_close(zlb_backend_t *b) {
+  struct cuda_state *st = b->impl;
+  if (st && st->have_ctx) {
+    api.ctx_sync();
+    api.ctx_release(st->dev);
+  }
+  free(st);
+  b->impl = NULL;
+}
+
+static int cuda_device_count(zlb_backend_t *b, int *n, zlb_error_t *err) {
+  (void)b;
+  CU("cuDeviceGetCount", api.device_count(n));
+  return 0;
+}
+
+/* NVML's driver string ("580.159.04") is what people quote; the driver API
+ * only knows the CUDA version it supports. */
+static void nvml_driver(char *buf, size_t len) {
+  void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  int (*init)(void), (*ver)(char *, unsigned);
+  if (!h)
+    return;
+  bind(h, "nvmlInit_v2", &init, sizeof(init));
+  bind(h, "nvmlSystemGetDriverVersion", &ver, sizeof(ver));
+  if (init && ver && init() == 0) {
+    char v[96] = {0};
+    if (ver(v, sizeof(v)) == 0)
+      zlb_strlcpy(buf, v, len);
+  }
+}
+
+static void runtime_version(char *buf, size_t len) {
+  static const char *const names[] = {"libcudart.so.13", "libcudart.so.12",
+                                      "libcudart.so", NULL};
+  for (const char *const *n = names; *n; n++) {
+    void *h = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
+    int (*get)(int *);
+    int v = 0;
+    if (!h)
+      continue;
+    bind(h, "cudaRuntimeGetVersion", &get, sizeof(get));
+    if (get && get(&v) == 0) {
+      snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+      return;
+    }
+  }
+}
+
+static int cuda_device_info(zlb_backend_t *b, int index, zlb_device_info_t *info,
+                            zlb_error_t *err) {
+  CUdevice dev;
+  CUuuid u;
+  int v;
+  (void)b;
+  memset(info, 0, sizeof(*info));
+  info->index = index;
+  CU("cuDeviceGet", api.device_get(&dev, index));
+  CU("cuDeviceGetName", api.device_name(info->name, (int)sizeof(info->name), dev));
+  if (api.device_uuid(&u, dev) == CUDA_SUCCESS) {
+    const unsigned char *x = u.bytes;
+    snprintf(info->uuid, sizeof(info->uuid),
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10],
+             x[11], x[12], x[13], x[14], x[15]);
+  }
+  api.device_pci(info->pci_bus_id, (int)sizeof(info->pci_bus_id), dev);
+  api.device_mem(&info->mem_bytes, dev);
+#define ATTR(field, id)                                                         \
+  if (api.device_attr(&v, id, dev) == CUDA_SUCCESS)                             \
+    info->field = v;
+  ATTR(sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+  ATTR(cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+  ATTR(cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+  ATTR(clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+  ATTR(mem_clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+  ATTR(bus_width_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+#undef ATTR
+  if (api.device_attr(&v, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) == CUDA_SUCCESS)
+    info->l2_bytes = (size_t)v;
+  snprintf(info->driver_version, sizeof(info->driver_version), "cuda %d.%d",
+           api.driver / 1000, (api.driver % 1000) / 10);
+  nvml_driver(info->driver_version, sizeof(info->driver_version));
+  runtime_version(info->runtime_version, sizeof(info->runtime_version));
+  return 0;
+}
+
+static int cuda_device_select(zlb_backend_t *b, int index, zlb_error_t *err) {
+  struct cuda_state *st = b->impl;
+  CU("cuDeviceGet", api.device_get(&st->dev, index));
+  CU("cuDevicePrimaryCtxRetain", api.ctx_retain(&st->ctx, st->dev));
+  st->have_ctx = 1;
+  CU("cuCtxSetCurrent", api.ctx_set(st->ctx));
+  return 0;
+}
+
+static int cuda_stream_create(zlb_backend_t *b, zlb_stream_t *s, zlb_error_t *err) {
+  CUstream cs;
+  (void)b;
+  /* Non-blocking: capture needs a stream that is not the legacy default
+   * stream and must not synchronise with it implicitly. */
+  CU("cuStreamCreate", api.stream_create(&cs, CU_STREAM_NON_BLOCKING));
+  *s = (zlb_stream_t)cs;
+  return 0;
+}
+
+static void cuda_stream_destroy(zlb_backend_t *b, zlb_stream_t s) {
+  (void)b;
+  api.stream_destroy((CUstream)s);
+}
+
+static int cuda_stream_sync(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  CU("cuStreamSynchronize", api.stream_sync((CUstream)s));
+  return 0;
+}
+
+static int cuda_stream_wait(zlb_backend_t *b, zlb_stream_t waiter, zlb_stream_t waitee,
+                            zlb_error_t *err) {
+  CUevent e;
+  CUresult r;
+  (void)b;
+  CU("cuEventCreate", api.event_create(&e, 2 /* CU_EVENT_DISABLE_TIMING */));
+  r = api.event_record(e, (CUstream)waitee);
+  if (r == CUDA_SUCCESS)
+    r = api.stream_wait_event((CUstream)waiter, e, 0);
+  api.event_destroy(e);
+  if (r != CUDA_SUCCESS)
+    return fail(err, "cuStreamWaitEvent", r);
+  return 0;
+}
+
+static int cuda_is_capturing(zlb_backend_t *b, zlb_stream_t s, int *capturing,
+                             zlb_error_t *err) {
+  int st = 0;
+  (void)b;
+  CU("cuStreamIsCapturing", api.stream_is_capturing((CUstream)s, &st));
+  *capturing = st != 0;
+  return 0;
+}
+
+static int cuda_event_create(zlb_backend_t *b, zlb_event_t *e, zlb_error_t *err) {
+  CUevent ce;
+  (void)b;
+  CU("cuEventCreate", api.event_create(&ce, CU_EVENT_DEFAULT));
+  *e = (zlb_event_t)ce;
+  return 0;
+}
+
+static void cuda_event_destroy(zlb_backend_t *b, zlb_event_t e) {
+  (void)b;
+  api.event_destroy((CUevent)e);
+}
+
+static int cuda_event_record(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s,
+                             zlb_error_t *err) {
+  (void)b;
+  CU("cuEventRecord", api.event_record((CUevent)e, (CUstream)s));
+  return 0;
+}
+
+static int cuda_event_elapsed(zlb_backend_t *b, zlb_event_t start, zlb_event_t end,
+                              double *ms, zlb_error_t *err) {
+  float f = 0.0f;
+  (void)b;
+  CU("cuEventSynchronize", api.event_sync((CUevent)end));
+  CU("cuEventElapsedTime", api.event_elapsed(&f, (CUevent)start, (CUevent)end));
+  *ms = f;
+  return 0;
+}
+
+static int cuda_mem_alloc(zlb_backend_t *b, size_t bytes, void **ptr, zlb_error_t *err) {
+  CUdeviceptr p;
+  (void)b;
+  CU("cuMemAlloc", api.mem_alloc(&p, bytes ? bytes : 256));
+  *ptr = (void *)(uintptr_t)p;
+  return 0;
+}
+
+static void cuda_mem_free(zlb_backend_t *b, void *ptr) {
+  (void)b;
+  api.mem_free((CUdeviceptr)(uintptr_t)ptr);
+}
+
+static int cuda_memset(zlb_backend_t *b, void *ptr, int value, size_t bytes,
+                       zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  CU("cuMemsetD8Async", api.memset_async((CUdeviceptr)(uintptr_t)ptr,
+                                         (unsigned char)value, bytes, (CUstream)s));
+  return 0;
+}
+
+static int cuda_htod(zlb_backend_t *b, void *dst, const void *src, size_t bytes,
+                     zlb_error_t *err) {
+  (void)b;
+  if (bytes)
+    CU("cuMemcpyHtoD", api.memcpy_htod((CUdeviceptr)(uintptr_t)dst, src, bytes));
+  return 0;
+}
+
+static int cuda_dtoh(zlb_backend_t *b, void *dst, const void *src, size_t bytes,
+                     zlb_error_t *err) {
+  (void)b;
+  if (bytes)
+    CU("cuMemcpyDtoH", api.memcpy_dtoh(dst, (CUdeviceptr)(uintptr_t)src, bytes));
+  return 0;
+}
+
+static int cuda_capture_begin(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  /* Thread-local mode: unsafe calls from this thread fail the capture
+   * (that is the refusal we want to see), other threads are not judged. */
+  CU("cuStreamBeginCapture", api.capture_begin((CUstream)s,
+                                               CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  return 0;
+}
+
+static int cuda_capture_end(zlb_backend_t *b, zlb_stream_t s, zlb_graph_t *g,
+                            zlb_error_t *err) {
+  CUgraph cg = NULL;
+  CUresult r;
+  (void)b;
+  r = api.capture_end((CUstream)s, &cg);
+  *g = (zlb_graph_t)cg;
+  if (r != CUDA_SUCCESS)
+    return fail(err, "cuStreamEndCapture", r);
+  if (!cg)
+    return fail(err, "cuStreamEndCapture", 901 /* invalidated: NULL graph */);
+  return 0;
+}
+
+static int cuda_graph_instantiate(zlb_backend_t *b, zlb_graph_t g, zlb_graph_exec_t *x,
+                                  zlb_error_t *err) {
+  CUgraphExec cx;
+  (void)b;
+  CU("cuGraphInstantiate", api.graph_instantiate(&cx, (CUgraph)g, 0));
+  *x = (zlb_graph_exec_t)cx;
+  return 0;
+}
+
+static int cuda_graph_launch(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t s,
+                             zlb_error_t *err) {
+  (void)b;
+  CU("cuGraphLaunch", api.graph_launch((CUgraphExec)x, (CUstream)s));
+  return 0;
+}
+
+static void cuda_graph_destroy(zlb_backend_t *b, zlb_graph_t g) {
+  (void)b;
+  api.graph_destroy((CUgraph)g);
+}
+
+static void cuda_graph_exec_destroy(zlb_backend_t *b, zlb_graph_exec_t x) {
+  (void)b;
+  api.graph_exec_destroy((CUgraphExec)x);
+}
+
+static int cuda_sync(zlb_backend_t *b, zlb_error_t *err) {
+  (void)b;
+  CU("cuCtxSynchronize", api.ctx_sync());
+  return 0;
+}
+
+/* Simple work on a fresh allocation: after a sticky fault or a capture that
+ * broke the context, one of these calls fails. */
+static int cuda_health_probe(zlb_backend_t *b, zlb_error_t *err) {
+  CUdeviceptr p = 0;
+  CUresult r;
+  (void)b;
+  CU("cuCtxSynchronize", api.ctx_sync());
+  CU("cuMemAlloc", api.mem_alloc(&p, 4096));
+  r = api.memset_async(p, 0x5a, 4096, NULL);
+  if (r == CUDA_SUCCESS)
+    r = api.ctx_sync();
+  api.mem_free(p);
+  if (r != CUDA_SUCCESS)
+    return fail(err, "health probe", r);
+  return 0;
+}
+
+static const char *cuda_error_name(zlb_backend_t *b, int code) {
+  const char *name = NULL;
+  (void)b;
+  if (api.error_name && api.error_name(code, &name) == CUDA_SUCCESS)
+    return name;
+  return NULL;
+}
+
+static const zlb_backend_vtbl_t cuda_vtbl = {
+    .open = cuda_open,
+    .close = cuda_close,
+    .device_count = cuda_device_count,
+    .device_info = cuda_device_info,
+    .device_select = cuda_device_select,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_sync = cuda_stream_sync,
+    .stream_wait = cuda_stream_wait,
+    .stream_is_capturing = cuda_is_capturing,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .event_elapsed = cuda_event_elapsed,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
+    .memset_async = cuda_memset,
+    .memcpy_htod = cuda_htod,
+    .memcpy_dtoh = cuda_dtoh,
+    .capture_begin = cuda_capture_begin,
+    .capture_end = cuda_capture_end,
+    .graph_instantiate = cuda_graph_instantiate,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
+    .graph_exec_destroy = cuda_graph_exec_destroy,
+    .sync = cuda_sync,
+    .health_probe = cuda_health_probe,
+    .error_name = cuda_error_name,
+};
+
+static const char *const cuda_aliases[] = {"nvidia", "gpu", NULL};
+
+/* Capture-refusal codes leave the context usable after EndCapture; the
+ * device faults are sticky: the process must restart (cuda.h). */
+static const zlb_classify_entry_t cuda_classify[] = {
+    {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", ZLB_VERDICT_REFUSED},
+    {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", ZLB_VERDICT_REFUSED},
+    {902, "CUDA_ERROR_STREAM_CAPTURE_MERGE", ZLB_VERDICT_REFUSED},
+    {903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", ZLB_VERDICT_REFUSED},
+    {904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED", ZLB_VERDICT_REFUSED},
+    {905, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION", ZLB_VERDICT_REFUSED},
+    {906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", ZLB_VERDICT_REFUSED},
+    {907, "CUDA_ERROR_CAPTURED_EVENT", ZLB_VERDICT_REFUSED},
+    {908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", ZLB_VERDICT_REFUSED},
+    {800, "CUDA_ERROR_NOT_PERMITTED", ZLB_VERDICT_REFUSED},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", ZLB_VERDICT_REFUSED},
+    {910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", ZLB_VERDICT_REFUSED},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", ZLB_VERDICT_FATAL},
+    {702, "CUDA_ERROR_LAUNCH_TIMEOUT", ZLB_VERDICT_FATAL},
+    {710, "CUDA_ERROR_ASSERT", ZLB_VERDICT_FATAL},
+    {714, "CUDA_ERROR_HARDWARE_STACK_ERROR", ZLB_VERDICT_FATAL},
+    {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", ZLB_VERDICT_FATAL},
+    {716, "CUDA_ERROR_MISALIGNED_ADDRESS", ZLB_VERDICT_FATAL},
+    {717, "CUDA_ERROR_INVALID_ADDRESS_SPACE", ZLB_VERDICT_FATAL},
+    {718, "CUDA_ERROR_INVALID_PC", ZLB_VERDICT_FATAL},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", ZLB_VERDICT_FATAL},
+    {911, "CUDA_ERROR_EXTERNAL_DEVICE", ZLB_VERDICT_FATAL},
+    {214, "CUDA_ERROR_ECC_UNCORRECTABLE", ZLB_VERDICT_FATAL},
+    {220, "CUDA_ERROR_NVLINK_UNCORRECTABLE", ZLB_VERDICT_FATAL},
+    {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", ZLB_VERDICT_POISONED},
+    {4, "CUDA_ERROR_DEINITIALIZED", ZLB_VERDICT_POISONED},
+};
+
+const zlb_backend_desc_t zlb__backend_cuda = {
+    .name = "cuda",
+    .vendor = "NVIDIA",
+    .aliases = cuda_aliases,
+    .sonames = cuda_sonames,
+    .visibility_env = "CUDA_VISIBLE_DEVICES",
+    .also_env = NULL,
+    .caps = ZLB_CAP_GRAPH | ZLB_CAP_EVENTS | ZLB_CAP_RNG_STATE | ZLB_CAP_ASYNC |
+            ZLB_CAP_L2_FLUSH,
+    .classify = cuda_classify,
+    .nclassify = sizeof(cuda_classify) / sizeof(cuda_classify[0]),
+    .flush_bytes = 256u << 20, /* Triton's 256 MiB: well beyond any L2 */
+    .vtbl = &cuda_vtbl,
+    .probe_in_auto = 1,
+};

@@ -1,0 +1,188 @@
+/* run_identity.json: everything that makes two runs the same caliber or
+ * not, written at the start (so a crash leaves it) and again at the end;
+ * and the per-row records of the --json results. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "run_int.h"
+
+void zlb__identity_common(zlb_jw_t *jw, int argc, char **argv) {
+  struct utsname u;
+  char host[256] = "";
+  zlb_jw_key_object(jw, "tool");
+  zlb_jw_key_string(jw, "name", "zlbench");
+  zlb_jw_key_string(jw, "version", ZLB_VERSION);
+  zlb_jw_key_string(jw, "git_commit", ZLB_GIT_COMMIT);
+  zlb_jw_object_end(jw);
+  zlb_jw_key_array(jw, "argv");
+  for (int i = 0; i < argc; i++)
+    zlb_jw_string(jw, argv[i]);
+  zlb_jw_array_end(jw);
+  gethostname(host, sizeof(host) - 1);
+  zlb_jw_key_object(jw, "host");
+  zlb_jw_key_string(jw, "hostname", host);
+  if (uname(&u) == 0) {
+    zlb_jw_key_string(jw, "kernel", u.release);
+    zlb_jw_key_string(jw, "machine", u.machine);
+  }
+  zlb_jw_key_int(jw, "pid", (long long)getpid());
+  zlb_jw_object_end(jw);
+}
+
+static void device_json(zlb_jw_t *jw, const zlb_backend_t *b) {
+  const zlb_device_info_t *d = &b->info;
+  char caps[128];
+  zlb_caps_format(b->desc->caps, caps, sizeof(caps));
+  zlb_jw_key_object(jw, "backend");
+  zlb_jw_key_string(jw, "name", b->desc->name);
+  zlb_jw_key_string(jw, "vendor", b->desc->vendor);
+  zlb_jw_key_string(jw, "capabilities", caps);
+  zlb_jw_key_string(jw, "visibility_env", b->desc->visibility_env);
+  if (b->desc->visibility_env)
+    zlb_jw_key_string(jw, "visibility_value", getenv(b->desc->visibility_env));
+  zlb_jw_object_end(jw);
+  zlb_jw_key_object(jw, "device");
+  zlb_jw_key_int(jw, "index", d->index);
+  zlb_jw_key_string(jw, "name", d->name);
+  zlb_jw_key_string(jw, "uuid", d->uuid);
+  zlb_jw_key_string(jw, "pci_bus_id", d->pci_bus_id);
+  zlb_jw_key_string(jw, "driver_version", d->driver_version);
+  zlb_jw_key_string(jw, "runtime_version", d->runtime_version);
+  zlb_jw_key_int(jw, "sm_count", d->sm_count);
+  zlb_jw_key_int(jw, "cc_major", d->cc_major);
+  zlb_jw_key_int(jw, "cc_minor", d->cc_minor);
+  zlb_jw_key_int(jw, "memory_bytes", (long long)d->mem_bytes);
+  zlb_jw_key_int(jw, "l2_bytes", (long long)d->l2_bytes);
+  zlb_jw_object_end(jw);
+}
+
+int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
+  const zlb_run_opts_t *o = r->o;
+  zlb_jw_t jw;
+  zlb_strbuf_t dts = ZLB_STRBUF_INIT;
+  char now[32];
+  int rc;
+
+  zlb_jw_init(&jw, 1);
+  zlb_jw_object_begin(&jw);
+  zlb_jw_key_string(&jw, "schema", "zlbench.run_identity/1");
+  zlb_jw_key_string(&jw, "kind", "run");
+  zlb__identity_common(&jw, o->argc, o->argv);
+  device_json(&jw, r->b);
+  zlb_jw_key_object(&jw, "operator");
+  zlb_jw_key_string(&jw, "name", r->op->name);
+  zlb_jw_key_string(&jw, "family", r->op->family);
+  zlb_jw_key_string(&jw, "library", r->entry->library);
+  zlb_jw_key_string(&jw, "baseline", r->op->baseline.name);
+  zlb_jw_key_string(&jw, "candidate", r->op->candidate.name);
+  zlb_jw_key_int(&jw, "candidate_flags", r->op->candidate.flags);
+  zlb_jw_object_end(&jw);
+  /* The caliber: runs that differ in any of these are not comparable. */
+  zlb_jw_key_object(&jw, "caliber");
+  zlb_jw_key_string(&jw, "timer_requested", zlb_timer_name(o->timer));
+  zlb_jw_key_string(&jw, "timer", zlb_timer_name(r->timer));
+  zlb_jw_key_int(&jw, "repeat", r->timing.repeat);
+  zlb_jw_key_string(&jw, "return_mode", zlb_return_mode_name(r->timing.return_mode));
+  zlb_jw_key_array(&jw, "quantiles");
+  for (int i = 0; i < r->timing.nquantiles; i++)
+    zlb_jw_double(&jw, r->timing.quantiles[i]);
+  zlb_jw_array_end(&jw);
+  zlb_jw_key_double(&jw, "warmup_ms", r->timing.warmup_ms);
+  zlb_jw_key_double(&jw, "rep_ms", r->timing.rep_ms);
+  zlb_jw_key_object(&jw, "l2");
+  zlb_jw_key_string(&jw, "direct", r->timing.flush_bytes ? "flush" : "none");
+  zlb_jw_key_int(&jw, "flush_bytes", (long long)r->timing.flush_bytes);
+  zlb_jw_key_string(&jw, "graph", "warm");
+  zlb_jw_object_end(&jw);
+  zlb_jw_key_int(&jw, "graph_max_launches", r->timing.graph_max_launches);
+  zlb_jw_key_double(&jw, "graph_replay_ms", r->timing.graph_replay_ms);
+  zlb_jw_key_string(&jw, "autotune", o->autotune ? "on" : "off");
+  zlb_jw_key_bool(&jw, "capture_denied", r->deny);
+  zlb_jw_key_string(&jw, "capture_deny_source", r->deny ? r->deny_source : NULL);
+  zlb_jw_object_end(&jw);
+  zlb_dtype_mask_format(r->dtypes, &dts);
+  zlb_jw_key_string(&jw, "dtypes", dts.buf);
+  zlb_jw_key_object(&jw, "shapes");
+  zlb_jw_key_string(&jw, "file", r->shape_file);
+  zlb_jw_key_string(&jw, "source", r->shapes.source);
+  zlb_jw_key_string(&jw, "key", r->shapes.key);
+  zlb_jw_key_string(&jw, "level", o->level ? "comprehensive" : "core");
+  zlb_jw_key_int(&jw, "count", (long long)r->shapes.n);
+  zlb_jw_object_end(&jw);
+  zlb_jw_key_int(&jw, "seed", (long long)o->seed);
+  zlb_jw_key_string(&jw, "started", r->started);
+  if (final) {
+    zlb_iso8601_now(now, sizeof(now));
+    zlb_jw_key_string(&jw, "finished", now);
+    zlb_jw_key_object(&jw, "result");
+    zlb_jw_key_int(&jw, "rows", r->res->rows);
+    zlb_jw_key_int(&jw, "success", r->res->ok);
+    zlb_jw_key_int(&jw, "failed", r->res->failed);
+    zlb_jw_key_bool(&jw, "fatal", r->res->fatal);
+    zlb_jw_key_bool(&jw, "poisoned", r->res->poisoned);
+    zlb_jw_key_bool(&jw, "interrupted", r->res->interrupted);
+    zlb_jw_key_string(&jw, "stop_reason", r->res->stop_reason[0] ? r->res->stop_reason : NULL);
+    zlb_jw_key_double(&jw, "seconds", r->res->seconds);
+    zlb_jw_object_end(&jw);
+  } else {
+    zlb_jw_key_null(&jw, "finished");
+  }
+  zlb_jw_object_end(&jw);
+  rc = zlb_write_file_atomic(r->identity_path.buf, jw.out.buf, jw.out.len, err);
+  zlb_jw_release(&jw);
+  zlb_strbuf_release(&dts);
+  return rc;
+}
+
+static void measurement_json(zlb_jw_t *jw, const char *key, const zlb_measurement_t *m,
+                             const char *impl) {
+  zlb_jw_key_object(jw, key);
+  zlb_jw_key_string(jw, "impl", impl);
+  zlb_jw_key_string(jw, "timer", m->nsamples ? zlb_timer_name(m->timer) : NULL);
+  zlb_jw_key_double(jw, "ms", m->nsamples ? m->value_ms : NAN);
+  zlb_jw_key_double(jw, "estimate_ms", m->estimate_ms);
+  zlb_jw_key_int(jw, "graph_launches", m->graph_launches);
+  zlb_jw_key_int(jw, "replays", m->replays);
+  zlb_jw_key_int(jw, "sample_count", (long long)m->nsamples);
+  if (m->nquantiles) {
+    zlb_jw_key_array(jw, "quantiles");
+    for (int i = 0; i < m->nquantiles; i++)
+      zlb_jw_double(jw, m->quantiles[i]);
+    zlb_jw_array_end(jw);
+  }
+  zlb_jw_key_array(jw, "calls");
+  for (int i = 0; i < m->ncalls; i++)
+    zlb_jw_double(jw, m->call_values[i]);
+  zlb_jw_array_end(jw);
+  zlb_jw_key_array(jw, "samples");
+  for (size_t i = 0; i < m->nsamples; i++)
+    zlb_jw_double(jw, m->samples[i]);
+  zlb_jw_array_end(jw);
+  zlb_jw_key_string(jw, "note", m->note[0] ? m->note : NULL);
+  zlb_jw_object_end(jw);
+}
+
+void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row) {
+  zlb_jw_t *jw = &r->json;
+  (void)dt;
+  zlb_jw_object_begin(jw);
+  zlb_jw_key_string(jw, "status", row->ok ? "SUCCESS" : "FAILED");
+  zlb_jw_key_string(jw, "shape", row->shape);
+  zlb_jw_key_string(jw, "detail", row->full_detail);
+  zlb_jw_key_double(jw, "speedup", row->speedup);
+  zlb_jw_key_double(jw, "gbps", row->gbps);
+  zlb_jw_key_double(jw, "tflops", row->tflops);
+  zlb_jw_key_double(jw, "bytes", row->bytes);
+  zlb_jw_key_double(jw, "flops", row->flops);
+  zlb_jw_key_string(jw, "timer", row->timer);
+  zlb_jw_key_string(jw, "marker", row->marker);
+  zlb_jw_key_string(jw, "config", row->config[0] ? row->config : NULL);
+  zlb_jw_key_string(jw, "error", row->ok ? NULL : row->note);
+  measurement_json(jw, "baseline", &row->m[0], r->op->baseline.name);
+  measurement_json(jw, "candidate", &row->m[1], r->op->candidate.name);
+  zlb_jw_object_end(jw);
+}

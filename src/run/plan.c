@@ -1,0 +1,101 @@
+/* The stage plan a backend's capabilities produce, for `zlbench plan`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "run_int.h"
+
+int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
+  const zlb_backend_desc_t *d = NULL;
+  zlb_backend_t *b = NULL;
+  zlb_op_set_t ops = ZLB_OP_SET_INIT;
+  const zlb_op_entry_t *e = NULL;
+  zlb_timer_kind_t t;
+  zlb_error_t probe = ZLB_ERROR_INIT;
+  char caps[128];
+  int rc = 0, denied = 0;
+
+  if (!o->backend || !*o->backend || !strcmp(o->backend, "auto")) {
+    if ((rc = zlb_backend_open_auto(&b, NULL, 0, err)))
+      return rc;
+    d = b->desc;
+  } else if ((rc = zlb_backend_lookup(o->backend, &d, err))) {
+    return rc;
+  } else if (zlb_backend_open(d, &b, &probe)) {
+    b = NULL;
+  }
+  zlb_caps_format(d->caps, caps, sizeof(caps));
+  t = zlb_timer_resolve(o->timer, d->caps);
+  zlb_strbuf_addf(out, "backend:      %s (%s)%s%s\n", d->name, d->vendor,
+                  b ? "" : "  [unavailable here: ", b ? "" : probe.msg);
+  if (!b)
+    zlb_strbuf_addstr(out, "]\n");
+  zlb_strbuf_addf(out, "capabilities: %s\n", caps);
+  zlb_strbuf_addf(out, "visibility:   %s\n", d->visibility_env ? d->visibility_env : "-");
+  zlb_strbuf_addf(out, "timer:        %s (requested %s)\n", zlb_timer_name(t),
+                  zlb_timer_name(o->timer));
+
+  if (o->op) {
+    if (o->libs)
+      for (size_t i = 0; i < o->libs->n && !rc; i++)
+        rc = zlb_ops_load_library(&ops, o->libs->v[i], err);
+    if (!rc)
+      rc = zlb_ops_load_env(&ops, err);
+    if (!rc && !zlb_ops_find(&ops, o->op, d->name))
+      zlb_ops_load_builtin(&ops, d->name, &probe);
+    if (!rc && !(e = zlb_ops_find(&ops, o->op, d->name)))
+      rc = zlb_ops_unknown(&ops, o->op, d->name, err);
+    if (rc)
+      goto out;
+    denied = o->deny_ops && zlb_strvec_find(o->deny_ops, o->op) >= 0;
+    zlb_strbuf_addf(out, "operator:     %s (family %s) from %s\n", e->op->name,
+                    e->op->family, e->library);
+    zlb_strbuf_addf(out, "baseline:     %s%s\n", e->op->baseline.name,
+                    e->op->baseline.flags & ZLB_IMPL_NO_CAPTURE ? " (synchronises with the host)" : "");
+    zlb_strbuf_addf(out, "candidate:    %s%s%s\n", e->op->candidate.name,
+                    e->op->candidate.flags & ZLB_IMPL_NO_CAPTURE ? " (synchronises with the host)" : "",
+                    e->op->candidate.flags & ZLB_IMPL_AUTOTUNES ? " (autotunes)" : "");
+  }
+
+  zlb_strbuf_addstr(out, "\nstages, per dtype and shape:\n");
+  zlb_strbuf_addf(out, "  1. describe the case, allocate tensors, fill inputs (seed %llu)\n",
+                  (unsigned long long)o->seed);
+  zlb_strbuf_addf(out, "  2. prepare both implementations (autotune %s)\n",
+                  o->autotune ? "on" : "off");
+  zlb_strbuf_addstr(out, "  3. accuracy: poison outputs, one call of each, compare "
+                         "(FAILED row on mismatch, never a latency)\n");
+  if (t == ZLB_TIMER_GRAPH && denied) {
+    zlb_strbuf_addf(out, "  4. time each: capture denied -> direct timer, marked "
+                         "fallback(phase=deny,repeat=%d)\n",
+                    o->timing.repeat);
+  } else if (t == ZLB_TIMER_GRAPH) {
+    zlb_strbuf_addf(out,
+                    "  4. time each with the graph timer: warm-up on the caller's stream, "
+                    "capture up to %d launches\n"
+                    "     on a side stream (scratch RNG state), instantiate, replay >= %d "
+                    "times, median of replay/K;\n"
+                    "     a refused capture falls back to the direct timer, marked "
+                    "fallback(phase=...,reason=...,repeat=%d);\n"
+                    "     a device fault fails the operator; a poisoned context stops with "
+                    "BENCHMARK_CAPTURE_POISONED (exit 5)\n",
+                    o->timing.graph_max_launches, o->timing.graph_min_replays,
+                    o->timing.repeat);
+    if (e && ((e->op->baseline.flags | e->op->candidate.flags) & ZLB_IMPL_NO_CAPTURE))
+      zlb_strbuf_addstr(out, "     (this operator synchronises with the host: expect the "
+                             "capture to be refused)\n");
+  } else {
+    zlb_strbuf_addf(out,
+                    "  4. time each with the direct timer: estimate, warm-up %.0f ms, "
+                    "%.0f ms of samples, %s before each sample,\n"
+                    "     one event pair per sample, %s; repeated %d time(s), median over "
+                    "repeats\n",
+                    o->timing.warmup_ms, o->timing.rep_ms,
+                    (d->caps & ZLB_CAP_L2_FLUSH) && !o->no_flush ? "L2 flush" : "no flush",
+                    zlb_return_mode_name(o->timing.return_mode), o->timing.repeat);
+  }
+  zlb_strbuf_addstr(out, "  5. row: status, latencies, speedup, GB/s, TFLOP/s, timer, "
+                         "marker, size detail\n");
+out:
+  zlb_backend_close(b);
+  zlb_op_set_release(&ops);
+  return rc;
+}

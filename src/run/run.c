@@ -1,0 +1,334 @@
+/* zlb_run(): one operator in one process, from library loading to the end
+ * banner. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_int.h"
+
+void zlb_run_opts_init(zlb_run_opts_t *o) {
+  memset(o, 0, sizeof(*o));
+  o->timer = ZLB_TIMER_AUTO;
+  zlb_timing_opts_default(&o->timing);
+  o->seed = 0x5eed;
+}
+
+/* ---- the env operators see -------------------------------------------------- */
+
+static int env_alloc(zlb_env_t *env, size_t bytes, void **ptr) {
+  zlb__run_t *r = env->harness;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  int rc = r->b->v->mem_alloc(r->b, bytes, ptr, &e);
+  if (rc)
+    snprintf(env->errbuf, env->errlen, "%s", e.msg);
+  return rc;
+}
+
+static void env_free(zlb_env_t *env, void *ptr) {
+  zlb__run_t *r = env->harness;
+  if (ptr)
+    r->b->v->mem_free(r->b, ptr);
+}
+
+static int env_upload(zlb_env_t *env, void *dst, const void *src, size_t bytes) {
+  zlb__run_t *r = env->harness;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  int rc = r->b->v->memcpy_htod(r->b, dst, src, bytes, &e);
+  if (rc)
+    snprintf(env->errbuf, env->errlen, "%s", e.msg);
+  return rc;
+}
+
+static int env_download(zlb_env_t *env, void *dst, const void *src, size_t bytes) {
+  zlb__run_t *r = env->harness;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  int rc = r->b->v->memcpy_dtoh(r->b, dst, src, bytes, &e);
+  if (rc)
+    snprintf(env->errbuf, env->errlen, "%s", e.msg);
+  return rc;
+}
+
+static void env_init(zlb__run_t *r) {
+  zlb_env_t *env = &r->env;
+  memset(env, 0, sizeof(*env));
+  env->abi_version = ZLB_OP_ABI_VERSION;
+  env->backend = r->b->desc->name;
+  env->device = r->b->device;
+  env->autotune = r->o->autotune;
+  r->rng.seed = r->o->seed;
+  r->rng.offset = 0;
+  env->rng = &r->rng;
+  env->sm_count = r->b->info.sm_count;
+  env->cc_major = r->b->info.cc_major;
+  env->cc_minor = r->b->info.cc_minor;
+  env->l2_bytes = r->b->info.l2_bytes;
+  env->alloc = env_alloc;
+  env->free = env_free;
+  env->upload = env_upload;
+  env->download = env_download;
+  env->errbuf = r->errbuf;
+  env->errlen = sizeof(r->errbuf);
+  env->harness = r;
+}
+
+/* ---- setup steps -------------------------------------------------------------- */
+
+static int load_libraries(zlb__run_t *r, zlb_error_t *err) {
+  int rc;
+  if (r->o->libs)
+    for (size_t i = 0; i < r->o->libs->n; i++)
+      if ((rc = zlb_ops_load_library(&r->ops, r->o->libs->v[i], err)))
+        return rc;
+  return zlb_ops_load_env(&r->ops, err);
+}
+
+static int resolve_dtypes(zlb__run_t *r, zlb_error_t *err) {
+  uint32_t want = r->o->dtypes, have = r->op->dtypes;
+  zlb_strbuf_t a = ZLB_STRBUF_INIT, b = ZLB_STRBUF_INIT;
+  if (!want) {
+    r->dtypes = have & ZLB_DT_FLOATS;
+    if (!r->dtypes)
+      r->dtypes = have;
+    return 0;
+  }
+  r->dtypes = want & have;
+  if (r->dtypes)
+    return 0;
+  zlb_dtype_mask_format(want, &a);
+  zlb_dtype_mask_format(have, &b);
+  zlb_error_set(err, ZLB_EINVAL,
+                "operator '%s' supports none of the requested dtypes (%s); it supports %s",
+                r->op->name, a.buf, b.buf);
+  zlb_strbuf_release(&a);
+  zlb_strbuf_release(&b);
+  return ZLB_EINVAL;
+}
+
+static int resolve_shapes(zlb__run_t *r, zlb_error_t *err) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  int host = !strcmp(r->b->desc->name, "host"), rc;
+  if (r->o->shape_file) {
+    zlb_strbuf_addstr(&p, r->o->shape_file);
+  } else {
+    if ((rc = zlb_assets_dir(&p, err)))
+      goto out;
+    zlb_strbuf_addstr(&p, host ? "/shapes_host.yaml" : "/shapes.yaml");
+    if (!zlb_path_exists(p.buf))
+      zlb_strbuf_reset(&p);
+  }
+  zlb_strlcpy(r->shape_file, p.len ? p.buf : "built-in", sizeof(r->shape_file));
+  rc = zlb_shapes_resolve(p.len ? p.buf : NULL, r->op->name, r->op->family, r->o->level,
+                          host, &r->shapes, err);
+out:
+  zlb_strbuf_release(&p);
+  return rc;
+}
+
+static int resolve_deny(zlb__run_t *r, zlb_error_t *err) {
+  zlb_strvec_t denied = ZLB_STRVEC_INIT;
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  int rc = 0;
+  if (r->o->deny_ops && zlb_strvec_find(r->o->deny_ops, r->op->name) >= 0) {
+    r->deny = 1;
+    zlb_strlcpy(r->deny_source, "--deny-capture", sizeof(r->deny_source));
+    goto out;
+  }
+  if (r->o->deny_file) {
+    zlb_strbuf_addstr(&p, r->o->deny_file);
+  } else {
+    if (zlb_assets_dir(&p, NULL))
+      goto out;
+    zlb_strbuf_addstr(&p, "/capture_deny.yaml");
+    if (!zlb_path_exists(p.buf))
+      goto out;
+  }
+  if ((rc = zlb_deny_load(p.buf, &denied, err)))
+    goto out;
+  if (zlb_strvec_find(&denied, r->op->name) >= 0) {
+    const char *slash = strrchr(p.buf, '/');
+    r->deny = 1;
+    zlb_strlcpy(r->deny_source, slash ? slash + 1 : p.buf, sizeof(r->deny_source));
+  }
+out:
+  zlb_strvec_release(&denied);
+  zlb_strbuf_release(&p);
+  return rc;
+}
+
+static int open_outputs(zlb__run_t *r, zlb_error_t *err) {
+  int rc;
+  if (!r->o->out_dir)
+    return zlb_error_set(err, ZLB_EINVAL, "no output folder given");
+  if ((rc = zlb_check_writable_dir(r->o->out_dir, err)))
+    return rc;
+  zlb_path_join(&r->log_path, r->o->out_dir, "run.log");
+  zlb_path_join(&r->identity_path, r->o->out_dir, "run_identity.json");
+  r->log = fopen(r->log_path.buf, "w");
+  if (!r->log)
+    return zlb_error_set(err, ZLB_EIO, "cannot write '%s'", r->log_path.buf);
+  zlb_strlcpy(r->res->log_path, r->log_path.buf, sizeof(r->res->log_path));
+  return 0;
+}
+
+/* ---- the run ------------------------------------------------------------------- */
+
+static int measure(zlb__run_t *r, zlb_error_t *stop) {
+  zlb__row_t *rows = NULL;
+  size_t n = r->shapes.n;
+  char legend[256];
+  int rc = 0;
+
+  rows = zlb_xcalloc(n ? n : 1, sizeof(*rows));
+  for (int d = 0; d < ZLB_DT_COUNT && !stop->code; d++) {
+    zlb_dtype_t dt = (zlb_dtype_t)d;
+    if (!(r->dtypes & ZLB_DT_BIT(d)))
+      continue;
+    /* Describe every case first: inputs common to all rows fold into one
+     * legend line above the table. */
+    for (size_t i = 0; i < n; i++) {
+      memset(&rows[i], 0, sizeof(rows[i]));
+      zlb__describe_case(r, dt, &r->shapes.v[i], &rows[i]);
+    }
+    zlb__fold_details(rows, n, legend, sizeof(legend));
+    zlb__table_begin(r, dt, legend);
+    if (r->json.out.len)
+      zlb_jw_object_begin(&r->json), zlb_jw_key_string(&r->json, "dtype", zlb_dtype_name(dt)),
+          zlb_jw_key_array(&r->json, "rows");
+    for (size_t i = 0; i < n; i++) {
+      char detail[256];
+      if (r->o->interrupted && *r->o->interrupted) {
+        r->res->interrupted = 1;
+        zlb_strlcpy(r->res->stop_reason, "interrupted", sizeof(r->res->stop_reason));
+        break;
+      }
+      zlb_strlcpy(detail, rows[i].detail, sizeof(detail));
+      zlb__run_case(r, dt, &r->shapes.v[i], &rows[i], stop);
+      zlb_strlcpy(rows[i].detail, detail, sizeof(rows[i].detail));
+      r->res->rows++;
+      if (rows[i].ok)
+        r->res->ok++;
+      else
+        r->res->failed++;
+      zlb__table_row(r, &rows[i]);
+      if (r->json.out.len)
+        zlb__json_row(r, dt, &rows[i]);
+      zlb_measurement_release(&rows[i].m[0]);
+      zlb_measurement_release(&rows[i].m[1]);
+      if (stop->code)
+        break;
+    }
+    if (r->json.out.len)
+      zlb_jw_array_end(&r->json), zlb_jw_object_end(&r->json);
+    if (r->res->interrupted)
+      break;
+  }
+  free(rows);
+  return rc;
+}
+
+int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
+  zlb__run_t r;
+  zlb_error_t stop = ZLB_ERROR_INIT;
+  int rc;
+
+  memset(&r, 0, sizeof(r));
+  memset(res, 0, sizeof(*res));
+  r.o = o;
+  r.res = res;
+  r.t0 = zlb_now_s();
+  zlb_strbuf_init(&r.log_path);
+  zlb_strbuf_init(&r.identity_path);
+  zlb_iso8601_now(r.started, sizeof(r.started));
+
+  if ((rc = load_libraries(&r, err)))
+    goto out;
+  if ((rc = zlb_backend_open_name(o->backend, &r.b, err)))
+    goto out;
+  if ((rc = zlb_backend_select_device(r.b, o->device, err)))
+    goto out;
+  if (!zlb_ops_find(&r.ops, o->op, r.b->desc->name)) {
+    zlb_error_t e2 = ZLB_ERROR_INIT;
+    int brc = zlb_ops_load_builtin(&r.ops, r.b->desc->name, &e2);
+    if (brc && brc != ZLB_ENOTFOUND) {
+      *err = e2;
+      rc = brc;
+      goto out;
+    }
+  }
+  r.entry = zlb_ops_find(&r.ops, o->op, r.b->desc->name);
+  if (!r.entry) {
+    rc = zlb_ops_unknown(&r.ops, o->op, r.b->desc->name, err);
+    goto out;
+  }
+  r.op = r.entry->op;
+  env_init(&r);
+  if ((rc = resolve_dtypes(&r, err)) || (rc = resolve_shapes(&r, err)) ||
+      (rc = resolve_deny(&r, err)))
+    goto out;
+  r.timing = o->timing;
+  if (!o->no_flush && !r.timing.flush_bytes && (r.b->desc->caps & ZLB_CAP_L2_FLUSH))
+    r.timing.flush_bytes = r.b->desc->flush_bytes;
+  if (o->no_flush)
+    r.timing.flush_bytes = 0;
+  r.timer = zlb_timer_resolve(o->timer, r.b->desc->caps);
+  if ((rc = open_outputs(&r, err)))
+    goto out;
+  if ((rc = r.b->v->stream_create(r.b, &r.stream, err)) ||
+      (rc = zlb_flush_init(&r.flush, r.b, r.timing.flush_bytes, err)))
+    goto out;
+  if ((rc = zlb__write_identity(&r, 0, err)))
+    goto out;
+  if (o->json_path) {
+    zlb_jw_init(&r.json, 1);
+    zlb_jw_object_begin(&r.json);
+    zlb_jw_key_string(&r.json, "schema", "zlbench.results/1");
+    zlb_jw_key_string(&r.json, "operator", r.op->name);
+    zlb_jw_key_string(&r.json, "family", r.op->family);
+    zlb_jw_key_string(&r.json, "backend", r.b->desc->name);
+    zlb_jw_key_string(&r.json, "timer", zlb_timer_name(r.timer));
+    zlb_jw_key_array(&r.json, "tables");
+  }
+
+  zlb__banner_start(&r);
+  measure(&r, &stop);
+  res->seconds = zlb_now_s() - r.t0;
+  if (stop.code)
+    zlb_strlcpy(res->stop_reason, stop.msg, sizeof(res->stop_reason));
+  if (stop.code == ZLB_EFATAL)
+    res->fatal = 1;
+  if (stop.code == ZLB_EPOISONED)
+    res->poisoned = 1;
+  zlb__banner_end(&r);
+
+  rc = zlb__write_identity(&r, 1, err);
+  if (!rc && o->json_path) {
+    zlb_jw_array_end(&r.json);
+    zlb_jw_object_end(&r.json);
+    rc = zlb_write_file_atomic(o->json_path, r.json.out.buf, r.json.out.len, err);
+  }
+  if (!rc && stop.code) {
+    *err = stop;
+    rc = stop.code;
+  } else if (!rc && res->interrupted) {
+    rc = zlb_error_set(err, ZLB_EINTR, "interrupted after %d rows", res->rows);
+  }
+
+out:
+  if (r.b && !res->fatal && !res->poisoned) {
+    zlb_flush_release(&r.flush, r.b);
+    if (r.stream)
+      r.b->v->stream_destroy(r.b, r.stream);
+  }
+  if (r.log)
+    fclose(r.log);
+  zlb_jw_release(&r.json);
+  zlb_shape_list_release(&r.shapes);
+  /* After a device fault the context is unusable: closing it may hang. */
+  if (!res->fatal && !res->poisoned)
+    zlb_backend_close(r.b);
+  zlb_op_set_release(&r.ops);
+  zlb_strbuf_release(&r.log_path);
+  zlb_strbuf_release(&r.identity_path);
+  return rc;
+}

@@ -1,0 +1,78 @@
+/* Private declarations shared by the run layer's files. */
+#ifndef ZLB_RUN_INT_H
+#define ZLB_RUN_INT_H
+
+#include <stdio.h>
+
+#include "zlbench/json.h"
+#include "zlbench/run.h"
+
+/* Text styles (ANSI when colour is on). */
+typedef enum { STY_NONE, STY_BOLD, STY_OK, STY_FAIL, STY_WARN, STY_DIM } zlb__style_t;
+
+/* One row of a table: a case at one shape and dtype. */
+typedef struct zlb__row {
+  int ok;                   /* SUCCESS */
+  double base_ms, cand_ms, speedup, gbps, tflops, pct_peak;
+  char timer[16];
+  char marker[320];
+  char config[64];
+  int samples;
+  char detail[256];         /* after folding */
+  char full_detail[256];    /* before folding */
+  char shape[96];
+  char note[1024];          /* why it failed */
+  zlb_measurement_t m[2];
+  double bytes, flops;
+} zlb__row_t;
+
+typedef struct zlb__run {
+  const zlb_run_opts_t *o;
+  zlb_backend_t *b;
+  zlb_op_set_t ops;
+  const zlb_op_entry_t *entry;
+  const zlb_op_t *op;
+  zlb_env_t env;
+  zlb_rng_t rng, scratch_rng;
+  zlb_stream_t stream;
+  zlb_flush_t flush;
+  zlb_timing_opts_t timing;
+  zlb_timer_kind_t timer;   /* resolved */
+  int deny;                 /* capture denied for this operator */
+  char deny_source[128];
+  uint32_t dtypes;
+  zlb_shape_list_t shapes;
+  char shape_file[512];
+  FILE *log;
+  zlb_strbuf_t log_path, identity_path;
+  zlb_jw_t json;            /* results, when o->json_path */
+  char errbuf[1024];
+  char started[32];
+  double t0;
+  zlb_run_result_t *res;
+} zlb__run_t;
+
+/* report.c: terminal text and run.log */
+void zlb__emit(zlb__run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *zlb__sty(zlb__run_t *r, zlb__style_t s);
+void zlb__banner_start(zlb__run_t *r);
+void zlb__banner_end(zlb__run_t *r);
+void zlb__table_begin(zlb__run_t *r, zlb_dtype_t dt, const char *legend);
+void zlb__table_row(zlb__run_t *r, const zlb__row_t *row);
+/* Fold detail items identical in every row into a legend (>= 2 rows;
+ * the first item, the shape, always stays). */
+void zlb__fold_details(zlb__row_t *rows, size_t n, char *legend, size_t len);
+
+/* case.c: one case, start to finish */
+int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
+                  zlb__row_t *row, zlb_error_t *stop);
+/* Describe a case without allocating (for details and legends). */
+int zlb__describe_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
+                       zlb__row_t *row);
+
+/* identity.c */
+int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err);
+void zlb__identity_common(zlb_jw_t *jw, int argc, char **argv);
+void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row);
+
+#endif

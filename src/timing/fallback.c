@@ -1,0 +1,43 @@
+/* Per-shape timer choice: graph with fallback to direct, the deny list, and
+ * the row marker that records which path produced the number. */
+#include <stdio.h>
+#include <string.h>
+
+#include "zlbench/base.h"
+#include "zlbench/timing.h"
+
+int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                  zlb_timer_kind_t timer, int deny, const zlb_timing_opts_t *o,
+                  zlb_flush_t *flush, zlb_measurement_t *m, char *marker,
+                  size_t markerlen, zlb_graph_failure_t *fail, zlb_error_t *err) {
+  zlb_timer_kind_t t = zlb_timer_resolve(timer, b->desc->caps);
+  int repeat = o->repeat < 1 ? 1 : o->repeat, rc;
+
+  /* The marker states the repeat actually applied (see zlb_time_direct). */
+  if (o->nquantiles > 0 || o->return_mode == ZLB_RET_ALL)
+    repeat = 1;
+
+  memset(fail, 0, sizeof(*fail));
+  snprintf(marker, markerlen, "-");
+  if (t == ZLB_TIMER_DIRECT)
+    return zlb_time_direct(b, s, l, o, flush, m, err);
+
+  if (deny) {
+    /* For operators known to poison the context the attempt itself is the
+     * damage: skip it rather than rediscover it per shape. */
+    fail->phase = ZLB_PHASE_DENY;
+    snprintf(marker, markerlen, "fallback(phase=deny,repeat=%d)", repeat);
+    return zlb_time_direct(b, s, l, o, flush, m, err);
+  }
+
+  rc = zlb_time_graph(b, s, l, o, m, fail, err);
+  if (rc != ZLB_EREFUSED)
+    return rc;
+  /* Refused: this shape is measured by the direct timer instead, and the
+   * row says so, since its caliber differs from captured rows. */
+  zlb_measurement_release(m);
+  snprintf(marker, markerlen, "fallback(phase=%s,reason=%s,repeat=%d)",
+           zlb_phase_name(fail->phase), fail->reason, repeat);
+  zlb_error_clear(err);
+  return zlb_time_direct(b, s, l, o, flush, m, err);
+}

@@ -1,0 +1,241 @@
+/* The graph timer and the per-shape fallback state machine: capture K
+ * launches on a side stream, replay, divide; classify any failure as
+ * refused, fatal or poisoned (DESIGN.md section 4). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlbench/base.h"
+#include "zlbench/timing.h"
+
+zlb_timer_kind_t zlb_timer_resolve(zlb_timer_kind_t requested, unsigned caps) {
+  if (requested == ZLB_TIMER_AUTO)
+    return (caps & ZLB_CAP_GRAPH) ? ZLB_TIMER_GRAPH : ZLB_TIMER_DIRECT;
+  if (requested == ZLB_TIMER_GRAPH && !(caps & ZLB_CAP_GRAPH))
+    return ZLB_TIMER_DIRECT;
+  return requested;
+}
+
+/*
+ * Decide the verdict for a failure at `phase`. The backend's table settles
+ * fatal faults; anything else is refused unless the context no longer does
+ * simple work, which makes it poisoned: measuring on after that would time
+ * a dead process.
+ */
+static int classify(zlb_backend_t *b, zlb_graph_phase_t phase,
+                    const zlb_error_t *cause, zlb_graph_failure_t *fail,
+                    zlb_error_t *err) {
+  zlb_verdict_t v = ZLB_VERDICT_NONE;
+  zlb_error_t probe = ZLB_ERROR_INIT;
+
+  fail->phase = phase;
+  fail->error = *cause;
+  if (cause->vendor_code) {
+    v = zlb_backend_classify(b->desc, cause->vendor_code);
+    zlb_strlcpy(fail->reason, cause->vendor_name[0]
+                                  ? cause->vendor_name
+                                  : zlb_backend_error_name(b, cause->vendor_code),
+                sizeof(fail->reason));
+  } else {
+    zlb_strlcpy(fail->reason, zlb_err_name(cause->code), sizeof(fail->reason));
+    if (cause->code == ZLB_EFATAL)
+      v = ZLB_VERDICT_FATAL;
+    else if (cause->code == ZLB_EPOISONED)
+      v = ZLB_VERDICT_POISONED;
+  }
+  if (v != ZLB_VERDICT_FATAL && v != ZLB_VERDICT_POISONED) {
+    v = ZLB_VERDICT_REFUSED;
+    if (b->v->health_probe && b->v->health_probe(b, &probe))
+      v = ZLB_VERDICT_POISONED;
+  }
+  fail->verdict = v;
+  switch (v) {
+  case ZLB_VERDICT_FATAL:
+    return zlb_error_vendor(err, ZLB_EFATAL, cause->vendor_code, fail->reason,
+                            "device fault during graph %s: %s",
+                            zlb_phase_name(phase), cause->msg);
+  case ZLB_VERDICT_POISONED:
+    return zlb_error_vendor(err, ZLB_EPOISONED, cause->vendor_code, fail->reason,
+                            "graph %s failed (%s) and left the context unusable%s%s",
+                            zlb_phase_name(phase), cause->msg,
+                            probe.msg[0] ? ": health probe: " : "", probe.msg);
+  default:
+    return zlb_error_vendor(err, ZLB_EREFUSED, cause->vendor_code, fail->reason,
+                            "graph %s refused: %s", zlb_phase_name(phase),
+                            cause->msg);
+  }
+}
+
+int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
+                   const zlb_timing_opts_t *o, zlb_measurement_t *m,
+                   zlb_graph_failure_t *fail, zlb_error_t *err) {
+  zlb_stream_t side = NULL;
+  zlb_graph_t g = NULL;
+  zlb_graph_exec_t x = NULL;
+  zlb_event_t *ev = NULL;
+  zlb_error_t cause = ZLB_ERROR_INIT;
+  double est_ms = 0.0, ms, *samples = NULL;
+  long k, n_warm, replays;
+  size_t n_ev = 0;
+  int rc = 0, guarded = 0, capturing = 0;
+
+  memset(fail, 0, sizeof(*fail));
+  m->timer = ZLB_TIMER_GRAPH;
+  if (!b->v->capture_begin)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED, "backend '%s' has no graphs",
+                         b->desc->name);
+
+  /* Explicit warm-up first: autotuning and JIT must be finished before
+   * capture, or they land inside the graph (or break it). */
+  if ((rc = l->call(l->ctx, caller, err)) ||
+      (rc = b->v->stream_sync(b, caller, err)))
+    goto out;
+  ev = zlb_xcalloc(2, sizeof(*ev));
+  n_ev = 2;
+  if ((rc = b->v->event_create(b, &ev[0], err)) ||
+      (rc = b->v->event_create(b, &ev[1], err)) ||
+      (rc = b->v->event_record(b, ev[0], caller, err)))
+    goto out;
+  for (int i = 0; i < 5; i++)
+    if ((rc = l->call(l->ctx, caller, err)))
+      goto out;
+  if ((rc = b->v->event_record(b, ev[1], caller, err)) ||
+      (rc = b->v->event_elapsed(b, ev[0], ev[1], &ms, err)))
+    goto out;
+  est_ms = ms / 5.0;
+  m->estimate_ms = est_ms;
+  n_warm = est_ms > 1e-9 ? (long)(o->warmup_ms / est_ms) : 1;
+  if (n_warm < 1)
+    n_warm = 1;
+  if (n_warm > 100000)
+    n_warm = 100000;
+  for (long i = 0; i < n_warm; i++)
+    if ((rc = l->call(l->ctx, caller, err)))
+      goto out;
+
+  /* K launches per graph: enough that one replay lasts graph_replay_ms
+   * (launch and event overheads amortised), capped because huge graphs
+   * crash or hang some runtimes (tritonbench caps at 1000-2048). */
+  k = est_ms > 1e-9 ? (long)ceil(o->graph_replay_ms / est_ms) : o->graph_max_launches;
+  if (k < 1)
+    k = 1;
+  if (k > o->graph_max_launches)
+    k = o->graph_max_launches;
+  m->graph_launches = (int)k;
+
+  /* The side stream waits for everything already queued on the caller's
+   * stream (FlagTree #1127: the upstream timer did not). */
+  if ((rc = b->v->stream_create(b, &side, err)) ||
+      (rc = b->v->stream_wait(b, side, caller, err)))
+    goto out;
+
+  if (l->rng_guard) {
+    l->rng_guard(l->ctx, 1);
+    guarded = 1;
+  }
+  if (b->v->capture_begin(b, side, &cause)) {
+    rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
+    goto out;
+  }
+  capturing = 1;
+  for (long i = 0; i < k; i++)
+    if (l->call(l->ctx, side, &cause))
+      break;
+  capturing = 0;
+  if (cause.code) {
+    zlb_error_t ignored = ZLB_ERROR_INIT;
+    b->v->capture_end(b, side, &g, &ignored);
+    rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
+    goto out;
+  }
+  if (b->v->capture_end(b, side, &g, &cause)) {
+    rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
+    goto out;
+  }
+  if (guarded) {
+    l->rng_guard(l->ctx, 0);
+    guarded = 0;
+  }
+  if (b->v->graph_instantiate(b, g, &x, &cause)) {
+    rc = classify(b, ZLB_PHASE_INSTANTIATE, &cause, fail, err);
+    goto out;
+  }
+  /* First replay uploads the graph; it is not timed. */
+  if (b->v->graph_launch(b, x, side, &cause) || b->v->stream_sync(b, side, &cause)) {
+    rc = classify(b, ZLB_PHASE_REPLAY, &cause, fail, err);
+    goto out;
+  }
+
+  replays = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
+  if (replays < o->graph_min_replays)
+    replays = o->graph_min_replays;
+  if (replays > 1000)
+    replays = 1000;
+  for (size_t i = 0; i < n_ev; i++)
+    b->v->event_destroy(b, ev[i]);
+  free(ev);
+  n_ev = (size_t)replays * 2;
+  ev = zlb_xcalloc(n_ev, sizeof(*ev));
+  for (size_t i = 0; i < n_ev; i++)
+    if ((rc = b->v->event_create(b, &ev[i], err)))
+      goto out;
+  for (long i = 0; i < replays; i++) {
+    if (b->v->event_record(b, ev[2 * i], side, &cause) ||
+        b->v->graph_launch(b, x, side, &cause) ||
+        b->v->event_record(b, ev[2 * i + 1], side, &cause)) {
+      rc = classify(b, ZLB_PHASE_REPLAY, &cause, fail, err);
+      goto out;
+    }
+  }
+  if (b->v->stream_sync(b, side, &cause)) {
+    rc = classify(b, ZLB_PHASE_REPLAY, &cause, fail, err);
+    goto out;
+  }
+  samples = zlb_xmalloc((size_t)replays * sizeof(*samples));
+  for (long i = 0; i < replays; i++) {
+    if ((rc = b->v->event_elapsed(b, ev[2 * i], ev[2 * i + 1], &ms, err)))
+      goto out;
+    samples[i] = ms / (double)k;
+  }
+  m->samples = zlb_xrealloc(m->samples, (m->nsamples + (size_t)replays) * sizeof(double));
+  memcpy(m->samples + m->nsamples, samples, (size_t)replays * sizeof(double));
+  m->nsamples += (size_t)replays;
+  m->replays = (int)replays;
+  m->value_ms = zlb_stats_pick(samples, (size_t)replays, o->return_mode);
+  if (o->nquantiles > 0) {
+    for (int q = 0; q < o->nquantiles; q++)
+      if ((rc = zlb_stats_quantile(samples, (size_t)replays, o->quantiles[q],
+                                   &m->quantiles[q]))) {
+        zlb_error_set(err, rc, "quantile %g is outside [0, 1]", o->quantiles[q]);
+        goto out;
+      }
+    m->nquantiles = o->nquantiles;
+  }
+  m->ncalls = 1;
+out:
+  if (capturing) {
+    zlb_error_t ignored = ZLB_ERROR_INIT;
+    b->v->capture_end(b, side, &g, &ignored);
+  }
+  if (guarded)
+    l->rng_guard(l->ctx, 0);
+  free(samples);
+  for (size_t i = 0; i < n_ev; i++)
+    if (ev[i])
+      b->v->event_destroy(b, ev[i]);
+  free(ev);
+  if (x)
+    b->v->graph_exec_destroy(b, x);
+  if (g)
+    b->v->graph_destroy(b, g);
+  if (side) {
+    /* Leave the caller's stream ordered after the replays. */
+    if (rc != ZLB_EFATAL && rc != ZLB_EPOISONED) {
+      zlb_error_t ignored = ZLB_ERROR_INIT;
+      b->v->stream_wait(b, caller, side, &ignored);
+    }
+    b->v->stream_destroy(b, side);
+  }
+  return rc;
+}

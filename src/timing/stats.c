@@ -1,0 +1,168 @@
+/* Statistics over timing samples, with Triton 3.3+'s conventions: median of
+ * an even count averages the two middle values; quantiles interpolate
+ * linearly at q (n - 1) (reference/timing-anchors.md section 1.1). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlbench/base.h"
+#include "zlbench/timing.h"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double *sorted_copy(const double *v, size_t n) {
+  double *s = zlb_xmalloc(n * sizeof(*s));
+  memcpy(s, v, n * sizeof(*s));
+  qsort(s, n, sizeof(*s), cmp_double);
+  return s;
+}
+
+double zlb_stats_median(const double *v, size_t n) {
+  double *s, r;
+  if (n == 0)
+    return NAN;
+  s = sorted_copy(v, n);
+  r = (n % 2) ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  free(s);
+  return r;
+}
+
+double zlb_stats_mean(const double *v, size_t n) {
+  double sum = 0.0;
+  if (n == 0)
+    return NAN;
+  for (size_t i = 0; i < n; i++)
+    sum += v[i];
+  return sum / (double)n;
+}
+
+double zlb_stats_min(const double *v, size_t n) {
+  double m;
+  if (n == 0)
+    return NAN;
+  m = v[0];
+  for (size_t i = 1; i < n; i++)
+    if (v[i] < m)
+      m = v[i];
+  return m;
+}
+
+double zlb_stats_max(const double *v, size_t n) {
+  double m;
+  if (n == 0)
+    return NAN;
+  m = v[0];
+  for (size_t i = 1; i < n; i++)
+    if (v[i] > m)
+      m = v[i];
+  return m;
+}
+
+double zlb_stats_stdev(const double *v, size_t n) {
+  double mean, acc = 0.0;
+  if (n < 2)
+    return 0.0;
+  mean = zlb_stats_mean(v, n);
+  for (size_t i = 0; i < n; i++)
+    acc += (v[i] - mean) * (v[i] - mean);
+  return sqrt(acc / (double)(n - 1));
+}
+
+int zlb_stats_quantile(const double *v, size_t n, double q, double *out) {
+  double *s, point, t;
+  size_t lo, hi;
+  if (!(q >= 0.0 && q <= 1.0) || n == 0)
+    return ZLB_EINVAL;
+  s = sorted_copy(v, n);
+  point = q * (double)(n - 1);
+  lo = (size_t)floor(point);
+  hi = (size_t)ceil(point);
+  t = point - (double)lo;
+  *out = (1.0 - t) * s[lo] + t * s[hi];
+  free(s);
+  return 0;
+}
+
+double zlb_stats_pick(const double *v, size_t n, zlb_return_mode_t mode) {
+  switch (mode) {
+  case ZLB_RET_MEAN: return zlb_stats_mean(v, n);
+  case ZLB_RET_MIN: return zlb_stats_min(v, n);
+  case ZLB_RET_MAX: return zlb_stats_max(v, n);
+  case ZLB_RET_MEDIAN:
+  case ZLB_RET_ALL:
+  default: return zlb_stats_median(v, n);
+  }
+}
+
+const char *zlb_timer_name(zlb_timer_kind_t t) {
+  switch (t) {
+  case ZLB_TIMER_AUTO: return "auto";
+  case ZLB_TIMER_GRAPH: return "graph";
+  case ZLB_TIMER_DIRECT: return "direct";
+  }
+  return "unknown";
+}
+
+int zlb_timer_parse(const char *s, zlb_timer_kind_t *out) {
+  static const zlb_timer_kind_t all[] = {ZLB_TIMER_AUTO, ZLB_TIMER_GRAPH,
+                                         ZLB_TIMER_DIRECT};
+  for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+    if (!strcmp(s, zlb_timer_name(all[i]))) {
+      *out = all[i];
+      return 0;
+    }
+  return ZLB_EINVAL;
+}
+
+const char *zlb_return_mode_name(zlb_return_mode_t m) {
+  switch (m) {
+  case ZLB_RET_MEDIAN: return "median";
+  case ZLB_RET_MEAN: return "mean";
+  case ZLB_RET_MIN: return "min";
+  case ZLB_RET_MAX: return "max";
+  case ZLB_RET_ALL: return "all";
+  }
+  return "unknown";
+}
+
+int zlb_return_mode_parse(const char *s, zlb_return_mode_t *out) {
+  for (int m = ZLB_RET_MEDIAN; m <= ZLB_RET_ALL; m++)
+    if (!strcmp(s, zlb_return_mode_name((zlb_return_mode_t)m))) {
+      *out = (zlb_return_mode_t)m;
+      return 0;
+    }
+  return ZLB_EINVAL;
+}
+
+const char *zlb_phase_name(zlb_graph_phase_t p) {
+  switch (p) {
+  case ZLB_PHASE_NONE: return "none";
+  case ZLB_PHASE_CAPTURE: return "capture";
+  case ZLB_PHASE_INSTANTIATE: return "instantiate";
+  case ZLB_PHASE_REPLAY: return "replay";
+  case ZLB_PHASE_DENY: return "deny";
+  }
+  return "unknown";
+}
+
+void zlb_timing_opts_default(zlb_timing_opts_t *o) {
+  memset(o, 0, sizeof(*o));
+  o->warmup_ms = 10.0;
+  o->rep_ms = 40.0;
+  o->return_mode = ZLB_RET_MEDIAN;
+  o->repeat = 1;
+  o->flush_bytes = 0;
+  o->graph_max_launches = 1000;
+  o->graph_replay_ms = 1.0;
+  o->graph_min_replays = 10;
+  o->max_samples = 10000;
+}
+
+void zlb_measurement_release(zlb_measurement_t *m) {
+  free(m->samples);
+  free(m->call_values);
+  memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,191 @@
+/* Test-only operators for the "test" backend: two good ones and one for each
+ * way an operator can misbehave (crash, hang, ignore SIGTERM, exit for one
+ * dtype, fail once, fail always, wrong result, refuse or poison capture,
+ * device fault). The batch and timing tests drive them. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_int.h"
+
+enum mode {
+  M_COPY, M_SCALE, M_CRASH, M_HANG, M_HANG_NOTERM, M_DTYPE_EXIT, M_FLAKY,
+  M_ALWAYS_FAIL, M_WRONG, M_POISON, M_REFUSE, M_FAULT
+};
+
+static int mode_of(const char *name) {
+  static const struct {
+    const char *name;
+    enum mode m;
+  } t[] = {{"good_copy", M_COPY},       {"good_scale", M_SCALE},
+           {"crash", M_CRASH},          {"hang", M_HANG},
+           {"hang_ignore_term", M_HANG_NOTERM}, {"dtype_exit", M_DTYPE_EXIT},
+           {"flaky", M_FLAKY},          {"always_fail", M_ALWAYS_FAIL},
+           {"wrong_result", M_WRONG},   {"poison_capture", M_POISON},
+           {"refuse_capture", M_REFUSE}, {"device_fault", M_FAULT}};
+  for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+    if (!strcmp(t[i].name, name))
+      return (int)t[i].m;
+  return -1;
+}
+
+/* Each op's case remembers its mode in priv (an int cast to a pointer). */
+#define MODE(c) ((int)(intptr_t)(c)->priv)
+
+static int bump_attempts(const char *op) {
+  const char *dir = getenv("ZL_TEST_STATE_DIR");
+  char path[1024];
+  int n = 0;
+  FILE *f;
+  if (!dir)
+    return 0;
+  snprintf(path, sizeof(path), "%s/%s.attempts", dir, op);
+  if ((f = fopen(path, "r"))) {
+    if (fscanf(f, "%d", &n) != 1)
+      n = 0;
+    fclose(f);
+  }
+  if ((f = fopen(path, "w"))) {
+    fprintf(f, "%d\n", n + 1);
+    fclose(f);
+  }
+  return n;
+}
+
+static int init_common(zlb_env_t *env, zlb_case_t *c, const char *name) {
+  int m = mode_of(name);
+  int64_t n = 1;
+  (void)env;
+  for (int i = 0; i < c->shape.ndim; i++)
+    n *= c->shape.dims[i];
+  c->priv = (void *)(intptr_t)m;
+  if (m == M_DTYPE_EXIT && c->dtype == ZLB_DT_BFLOAT16) {
+    fprintf(stderr, "error: dtype_exit: bfloat16 is broken in this build\n");
+    exit(3);
+  }
+  c->n_in = 1;
+  c->in[0].name = "x";
+  c->in[0].dtype = c->dtype;
+  c->in[0].ndim = c->shape.ndim;
+  memcpy(c->in[0].dims, c->shape.dims, sizeof(c->shape.dims));
+  c->in[0].fill = ZLB_FILL_NORMAL;
+  c->n_out = 1;
+  c->out[0][0] = c->in[0];
+  c->out[0][0].name = "out";
+  c->bytes = 2.0 * (double)n * (double)zlb_dtype_size(c->dtype);
+  c->flops = m == M_SCALE ? (double)n : 0.0;
+  snprintf(c->detail, sizeof(c->detail), "[%lld], tag=test", (long long)n);
+  c->check = ZLB_CHECK_CLOSE;
+  return 0;
+}
+
+static void compute(zlb_case_t *c, int which, double scale, double add) {
+  const zlb_tensor_t *x = &c->in[0], *y = &c->out[which][0];
+  for (int64_t i = 0; i < x->numel; i++)
+    zlb_store(y->dtype, y->data, i, zlb_load(x->dtype, x->data, i) * scale + add);
+}
+
+static int enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
+  struct test_stream *ts = stream;
+  int m = MODE(c);
+  double scale = m == M_SCALE ? 2.0 : 1.0;
+  if (which == ZLB_CANDIDATE) {
+    switch (m) {
+    case M_CRASH:
+      raise(SIGSEGV);
+      break;
+    case M_HANG:
+      for (;;)
+        pause();
+    case M_HANG_NOTERM:
+      signal(SIGTERM, SIG_IGN);
+      for (;;)
+        pause();
+    case M_WRONG:
+      compute(c, which, scale, 1.0);
+      return 0;
+    case M_FAULT:
+      snprintf(env->errbuf, env->errlen, "injected illegal address");
+      return TEST_ERR_ILLEGAL_ADDRESS;
+    case M_POISON:
+      if (ts->capturing) {
+        zlb_test_backend_poison();
+        ts->invalidated = 1;
+        snprintf(env->errbuf, env->errlen, "capture broke the context");
+        return TEST_ERR_CAPTURE_INVALIDATED;
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  if (m == M_REFUSE && ts->capturing) {
+    ts->invalidated = 1;
+    snprintf(env->errbuf, env->errlen, "synchronising with the host during capture");
+    return TEST_ERR_CAPTURE_UNSUPPORTED;
+  }
+  compute(c, which, scale, 0.0);
+  return 0;
+}
+
+/* Process-level misbehaviour happens once per child, at the first case. */
+static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
+  int m = MODE(c);
+  (void)env;
+  if (which != ZLB_CANDIDATE)
+    return 0;
+  if (m == M_FLAKY && bump_attempts("flaky") == 0) {
+    fprintf(stderr, "error: flaky: transient failure on the first attempt\n");
+    exit(3);
+  }
+  if (m == M_ALWAYS_FAIL) {
+    fprintf(stderr, "error: always_fail: deterministic failure\n");
+    exit(3);
+  }
+  return 0;
+}
+
+#define TEST_OP(NAME)                                                            \
+  static int init_##NAME(zlb_env_t *env, zlb_case_t *c) {                        \
+    return init_common(env, c, #NAME);                                           \
+  }                                                                              \
+  static const zlb_op_t op_##NAME = {                                            \
+      .abi_version = ZLB_OP_ABI_VERSION,                                         \
+      .name = #NAME,                                                             \
+      .family = "test",                                                          \
+      .backend = "test",                                                         \
+      .dtypes = ZLB_DT_FLOATS,                                                   \
+      .shape_desc = "N",                                                         \
+      .doc = "test operator " #NAME,                                             \
+      .case_init = init_##NAME,                                                  \
+      .baseline = {"ref", 0, NULL, enqueue, NULL},                               \
+      .candidate = {"test", 0, prepare, enqueue, NULL},                          \
+  };
+
+TEST_OP(good_copy)
+TEST_OP(good_scale)
+TEST_OP(crash)
+TEST_OP(hang)
+TEST_OP(hang_ignore_term)
+TEST_OP(dtype_exit)
+TEST_OP(flaky)
+TEST_OP(always_fail)
+TEST_OP(wrong_result)
+TEST_OP(poison_capture)
+TEST_OP(refuse_capture)
+TEST_OP(device_fault)
+
+ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r);
+
+ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
+  const zlb_op_t *all[] = {&op_good_copy,   &op_good_scale,     &op_crash,
+                           &op_hang,        &op_hang_ignore_term, &op_dtype_exit,
+                           &op_flaky,       &op_always_fail,    &op_wrong_result,
+                           &op_poison_capture, &op_refuse_capture, &op_device_fault};
+  int rc = r->add_backend(r, &zlb_test_backend_desc);
+  for (size_t i = 0; !rc && i < sizeof(all) / sizeof(all[0]); i++)
+    rc = r->add_op(r, all[i]);
+  return rc;
+}

@@ -1,0 +1,320 @@
+/* The "test" backend: the host backend's behaviour plus emulated graphs with
+ * injectable failures, so the graph timer's fallback state machine and the
+ * batch layer's poison handling run on any CPU.
+ *
+ * Graphs: capture runs the operator calls (they are CPU code) and records
+ * how long they took; a replay busy-waits that long. ZL_TEST_FAULT=
+ * "<phase>:<verdict>" makes the capture, instantiate or replay phase fail
+ * with a refused (900), fatal (700) or poisoning (901 + failing health
+ * probe) error. ZL_TEST_DEVICES sets the device count (default 2). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "test_int.h"
+
+static int poisoned;
+
+void zlb_test_backend_poison(void) { poisoned = 1; }
+
+static unsigned long long now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+struct test_event {
+  unsigned long long ns;
+};
+
+struct test_graph {
+  unsigned long long ns;
+};
+
+static int fault(const char *phase, zlb_error_t *err) {
+  const char *f = getenv("ZL_TEST_FAULT");
+  char want[64];
+  int code;
+  if (!f)
+    return 0;
+  snprintf(want, sizeof(want), "%s:", phase);
+  if (strncmp(f, want, strlen(want)))
+    return 0;
+  f += strlen(want);
+  if (!strcmp(f, "refused")) {
+    code = TEST_ERR_CAPTURE_UNSUPPORTED;
+  } else if (!strcmp(f, "fatal")) {
+    code = TEST_ERR_ILLEGAL_ADDRESS;
+  } else if (!strcmp(f, "poisoned")) {
+    code = TEST_ERR_CAPTURE_INVALIDATED;
+    poisoned = 1;
+  } else {
+    return 0;
+  }
+  return zlb_error_vendor(err, ZLB_EDEVICE, code,
+                          code == 900 ? "TEST_ERROR_CAPTURE_UNSUPPORTED"
+                          : code == 700 ? "TEST_ERROR_ILLEGAL_ADDRESS"
+                                        : "TEST_ERROR_CAPTURE_INVALIDATED",
+                          "injected %s failure in phase %s", f, phase);
+}
+
+static int t_open(zlb_backend_t *b, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  return 0;
+}
+
+static void t_close(zlb_backend_t *b) { (void)b; }
+
+static int t_count(zlb_backend_t *b, int *n, zlb_error_t *err) {
+  const char *e = getenv("ZL_TEST_DEVICES");
+  (void)b;
+  (void)err;
+  *n = e ? atoi(e) : 2;
+  return 0;
+}
+
+static int t_info(zlb_backend_t *b, int index, zlb_device_info_t *info, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  memset(info, 0, sizeof(*info));
+  info->index = index;
+  snprintf(info->name, sizeof(info->name), "test device %d", index);
+  snprintf(info->uuid, sizeof(info->uuid), "TEST-%08d", index);
+  snprintf(info->driver_version, sizeof(info->driver_version), "test");
+  info->sm_count = 1;
+  return 0;
+}
+
+static int t_select(zlb_backend_t *b, int index, zlb_error_t *err) {
+  (void)b;
+  (void)index;
+  (void)err;
+  return 0;
+}
+
+static int t_stream_create(zlb_backend_t *b, zlb_stream_t *s, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  *s = (zlb_stream_t)calloc(1, sizeof(struct test_stream));
+  return *s ? 0 : ZLB_ENOMEM;
+}
+
+static void t_stream_destroy(zlb_backend_t *b, zlb_stream_t s) {
+  (void)b;
+  free(s);
+}
+
+static int t_noop(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  (void)s;
+  (void)err;
+  return 0;
+}
+
+static int t_wait(zlb_backend_t *b, zlb_stream_t w, zlb_stream_t e, zlb_error_t *err) {
+  (void)b;
+  (void)w;
+  (void)e;
+  (void)err;
+  return 0;
+}
+
+static int t_is_capturing(zlb_backend_t *b, zlb_stream_t s, int *c, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  *c = ((struct test_stream *)s)->capturing;
+  return 0;
+}
+
+static int t_event_create(zlb_backend_t *b, zlb_event_t *e, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  *e = (zlb_event_t)calloc(1, sizeof(struct test_event));
+  return *e ? 0 : ZLB_ENOMEM;
+}
+
+static void t_event_destroy(zlb_backend_t *b, zlb_event_t e) {
+  (void)b;
+  free(e);
+}
+
+static int t_record(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  (void)s;
+  (void)err;
+  ((struct test_event *)e)->ns = now_ns();
+  return 0;
+}
+
+static int t_elapsed(zlb_backend_t *b, zlb_event_t s, zlb_event_t e, double *ms,
+                     zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  *ms = (double)(((struct test_event *)e)->ns - ((struct test_event *)s)->ns) * 1e-6;
+  return 0;
+}
+
+static int t_alloc(zlb_backend_t *b, size_t n, void **p, zlb_error_t *err) {
+  (void)b;
+  *p = malloc(n ? n : 1);
+  return *p ? 0 : zlb_error_set(err, ZLB_ENOMEM, "test backend: out of memory");
+}
+
+static void t_free(zlb_backend_t *b, void *p) {
+  (void)b;
+  free(p);
+}
+
+static int t_memset(zlb_backend_t *b, void *p, int v, size_t n, zlb_stream_t s,
+                    zlb_error_t *err) {
+  (void)b;
+  (void)s;
+  (void)err;
+  memset(p, v, n);
+  return 0;
+}
+
+static int t_memcpy(zlb_backend_t *b, void *d, const void *s, size_t n, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  if (n)
+    memcpy(d, s, n);
+  return 0;
+}
+
+static int t_capture_begin(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  struct test_stream *ts = (struct test_stream *)s;
+  (void)b;
+  if (fault("capture", err))
+    return err->code;
+  ts->capturing = 1;
+  ts->invalidated = 0;
+  ts->capture_start_ns = now_ns();
+  return 0;
+}
+
+static int t_capture_end(zlb_backend_t *b, zlb_stream_t s, zlb_graph_t *g,
+                         zlb_error_t *err) {
+  struct test_stream *ts = (struct test_stream *)s;
+  struct test_graph *tg;
+  (void)b;
+  *g = NULL;
+  if (!ts->capturing)
+    return zlb_error_vendor(err, ZLB_EDEVICE, 903, "TEST_ERROR_CAPTURE_UNMATCHED",
+                            "capture_end without capture_begin");
+  ts->capturing = 0;
+  if (ts->invalidated)
+    return zlb_error_vendor(err, ZLB_EDEVICE, TEST_ERR_CAPTURE_INVALIDATED,
+                            "TEST_ERROR_CAPTURE_INVALIDATED", "capture was invalidated");
+  tg = calloc(1, sizeof(*tg));
+  if (!tg)
+    return zlb_error_set(err, ZLB_ENOMEM, "test backend: out of memory");
+  tg->ns = now_ns() - ts->capture_start_ns;
+  *g = (zlb_graph_t)tg;
+  return 0;
+}
+
+static int t_instantiate(zlb_backend_t *b, zlb_graph_t g, zlb_graph_exec_t *x,
+                         zlb_error_t *err) {
+  struct test_graph *copy;
+  (void)b;
+  if (fault("instantiate", err))
+    return err->code;
+  copy = malloc(sizeof(*copy));
+  if (!copy)
+    return zlb_error_set(err, ZLB_ENOMEM, "test backend: out of memory");
+  *copy = *(struct test_graph *)g;
+  *x = (zlb_graph_exec_t)copy;
+  return 0;
+}
+
+static int t_launch(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t s, zlb_error_t *err) {
+  unsigned long long until = now_ns() + ((struct test_graph *)x)->ns;
+  (void)b;
+  (void)s;
+  if (fault("replay", err))
+    return err->code;
+  while (now_ns() < until)
+    ;
+  return 0;
+}
+
+static void t_graph_destroy(zlb_backend_t *b, zlb_graph_t g) {
+  (void)b;
+  free(g);
+}
+
+static void t_exec_destroy(zlb_backend_t *b, zlb_graph_exec_t x) {
+  (void)b;
+  free(x);
+}
+
+static int t_sync(zlb_backend_t *b, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  return 0;
+}
+
+static int t_probe(zlb_backend_t *b, zlb_error_t *err) {
+  (void)b;
+  if (poisoned)
+    return zlb_error_vendor(err, ZLB_EDEVICE, 709, "TEST_ERROR_CONTEXT_IS_DESTROYED",
+                            "test backend: the context is poisoned");
+  return 0;
+}
+
+static const zlb_backend_vtbl_t vtbl = {
+    .open = t_open,
+    .close = t_close,
+    .device_count = t_count,
+    .device_info = t_info,
+    .device_select = t_select,
+    .stream_create = t_stream_create,
+    .stream_destroy = t_stream_destroy,
+    .stream_sync = t_noop,
+    .stream_wait = t_wait,
+    .stream_is_capturing = t_is_capturing,
+    .event_create = t_event_create,
+    .event_destroy = t_event_destroy,
+    .event_record = t_record,
+    .event_elapsed = t_elapsed,
+    .mem_alloc = t_alloc,
+    .mem_free = t_free,
+    .memset_async = t_memset,
+    .memcpy_htod = t_memcpy,
+    .memcpy_dtoh = t_memcpy,
+    .capture_begin = t_capture_begin,
+    .capture_end = t_capture_end,
+    .graph_instantiate = t_instantiate,
+    .graph_launch = t_launch,
+    .graph_destroy = t_graph_destroy,
+    .graph_exec_destroy = t_exec_destroy,
+    .sync = t_sync,
+    .health_probe = t_probe,
+};
+
+static const zlb_classify_entry_t classify[] = {
+    {900, "TEST_ERROR_CAPTURE_UNSUPPORTED", ZLB_VERDICT_REFUSED},
+    {901, "TEST_ERROR_CAPTURE_INVALIDATED", ZLB_VERDICT_REFUSED},
+    {903, "TEST_ERROR_CAPTURE_UNMATCHED", ZLB_VERDICT_REFUSED},
+    {700, "TEST_ERROR_ILLEGAL_ADDRESS", ZLB_VERDICT_FATAL},
+};
+
+static const char *const aliases[] = {"testing", NULL};
+
+const zlb_backend_desc_t zlb_test_backend_desc = {
+    .name = "test",
+    .vendor = "zlbench tests",
+    .aliases = aliases,
+    .sonames = NULL,
+    .visibility_env = "ZL_TEST_VISIBLE_DEVICES",
+    .also_env = NULL,
+    .caps = ZLB_CAP_GRAPH | ZLB_CAP_RNG_STATE,
+    .classify = classify,
+    .nclassify = sizeof(classify) / sizeof(classify[0]),
+    .flush_bytes = 0,
+    .vtbl = &vtbl,
+    .probe_in_auto = 0,
+};

@@ -1,0 +1,26 @@
+/* Shared between the test backend and the misbehaving operators (one
+ * shared object: the operators can see the backend's stream state). */
+#ifndef ZLB_TEST_INT_H
+#define ZLB_TEST_INT_H
+
+#include "zlbench/device.h"
+#include "zlbench/op.h"
+
+/* Vendor codes of the test backend (the CUDA numbering, for familiarity). */
+enum {
+  TEST_ERR_CAPTURE_UNSUPPORTED = 900,
+  TEST_ERR_CAPTURE_INVALIDATED = 901,
+  TEST_ERR_ILLEGAL_ADDRESS = 700
+};
+
+struct test_stream {
+  int capturing;
+  int invalidated;
+  unsigned long long capture_start_ns;
+};
+
+extern const zlb_backend_desc_t zlb_test_backend_desc;
+/* Make the next health probe fail: the context is "poisoned". */
+void zlb_test_backend_poison(void);
+
+#endif
