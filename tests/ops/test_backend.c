@@ -7,6 +7,7 @@
  * "<phase>:<verdict>" makes the capture, instantiate or replay phase fail
  * with a refused (900), fatal (700) or poisoning (901 + failing health
  * probe) error. ZL_TEST_DEVICES sets the device count (default 2). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,29 @@
 
 #include "test_int.h"
 
+/* Plugins link nothing of libzlbench: fill the error object by hand. */
+static int verr(zlb_error_t *e, int code, int vendor, const char *vname, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int verr(zlb_error_t *e, int code, int vendor, const char *vname, const char *fmt, ...) {
+  va_list ap;
+  if (!e)
+    return code;
+  e->code = code;
+  e->vendor_code = vendor;
+  snprintf(e->vendor_name, sizeof(e->vendor_name), "%s", vname ? vname : "");
+  va_start(ap, fmt);
+  vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+  va_end(ap);
+  return code;
+}
+
 static int poisoned;
 
 void zlb_test_backend_poison(void) { poisoned = 1; }
+
+/* For unit tests that run several poisoned cases in one process. */
+void zlb_test_backend_reset(void);
+void zlb_test_backend_reset(void) { poisoned = 0; }
 
 static unsigned long long now_ns(void) {
   struct timespec ts;
@@ -52,7 +73,7 @@ static int fault(const char *phase, zlb_error_t *err) {
   } else {
     return 0;
   }
-  return zlb_error_vendor(err, ZLB_EDEVICE, code,
+  return verr(err, ZLB_EDEVICE, code,
                           code == 900 ? "TEST_ERROR_CAPTURE_UNSUPPORTED"
                           : code == 700 ? "TEST_ERROR_ILLEGAL_ADDRESS"
                                         : "TEST_ERROR_CAPTURE_INVALIDATED",
@@ -159,7 +180,7 @@ static int t_elapsed(zlb_backend_t *b, zlb_event_t s, zlb_event_t e, double *ms,
 static int t_alloc(zlb_backend_t *b, size_t n, void **p, zlb_error_t *err) {
   (void)b;
   *p = malloc(n ? n : 1);
-  return *p ? 0 : zlb_error_set(err, ZLB_ENOMEM, "test backend: out of memory");
+  return *p ? 0 : verr(err, ZLB_ENOMEM, 0, NULL, "test backend: out of memory");
 }
 
 static void t_free(zlb_backend_t *b, void *p) {
@@ -202,15 +223,15 @@ static int t_capture_end(zlb_backend_t *b, zlb_stream_t s, zlb_graph_t *g,
   (void)b;
   *g = NULL;
   if (!ts->capturing)
-    return zlb_error_vendor(err, ZLB_EDEVICE, 903, "TEST_ERROR_CAPTURE_UNMATCHED",
+    return verr(err, ZLB_EDEVICE, 903, "TEST_ERROR_CAPTURE_UNMATCHED",
                             "capture_end without capture_begin");
   ts->capturing = 0;
   if (ts->invalidated)
-    return zlb_error_vendor(err, ZLB_EDEVICE, TEST_ERR_CAPTURE_INVALIDATED,
+    return verr(err, ZLB_EDEVICE, TEST_ERR_CAPTURE_INVALIDATED,
                             "TEST_ERROR_CAPTURE_INVALIDATED", "capture was invalidated");
   tg = calloc(1, sizeof(*tg));
   if (!tg)
-    return zlb_error_set(err, ZLB_ENOMEM, "test backend: out of memory");
+    return verr(err, ZLB_ENOMEM, 0, NULL, "test backend: out of memory");
   tg->ns = now_ns() - ts->capture_start_ns;
   *g = (zlb_graph_t)tg;
   return 0;
@@ -224,7 +245,7 @@ static int t_instantiate(zlb_backend_t *b, zlb_graph_t g, zlb_graph_exec_t *x,
     return err->code;
   copy = malloc(sizeof(*copy));
   if (!copy)
-    return zlb_error_set(err, ZLB_ENOMEM, "test backend: out of memory");
+    return verr(err, ZLB_ENOMEM, 0, NULL, "test backend: out of memory");
   *copy = *(struct test_graph *)g;
   *x = (zlb_graph_exec_t)copy;
   return 0;
@@ -260,7 +281,7 @@ static int t_sync(zlb_backend_t *b, zlb_error_t *err) {
 static int t_probe(zlb_backend_t *b, zlb_error_t *err) {
   (void)b;
   if (poisoned)
-    return zlb_error_vendor(err, ZLB_EDEVICE, 709, "TEST_ERROR_CONTEXT_IS_DESTROYED",
+    return verr(err, ZLB_EDEVICE, 709, "TEST_ERROR_CONTEXT_IS_DESTROYED",
                             "test backend: the context is poisoned");
   return 0;
 }

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Check the build dependencies and install the missing Debian packages
+# (apt-get), or stop with the exact command to run.
+#   scripts/deps.sh build   compiler, make, cmake
+#   scripts/deps.sh test    the same plus cmocka
+set -u
+need=""
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+have_cmd cc || have_cmd gcc || need="$need gcc"
+have_cmd make || need="$need make"
+have_cmd cmake || need="$need cmake"
+if [ "${1:-build}" = test ]; then
+  if [ ! -f /usr/include/cmocka.h ] && [ ! -f /usr/local/include/cmocka.h ]; then
+    need="$need libcmocka-dev"
+  fi
+fi
+[ -z "$need" ] && exit 0
+
+cmd="apt-get update && apt-get install -y --no-install-recommends$need"
+if [ "$(id -u)" = 0 ] && have_cmd apt-get; then
+  echo "zlbench: installing missing packages:$need"
+  sh -c "$cmd" || { echo "zlbench: installation failed; run: $cmd" >&2; exit 1; }
+elif have_cmd sudo && have_cmd apt-get && sudo -n true 2>/dev/null; then
+  echo "zlbench: installing missing packages with sudo:$need"
+  sudo sh -c "$cmd" || { echo "zlbench: installation failed; run: sudo sh -c '$cmd'" >&2; exit 1; }
+else
+  echo "zlbench: missing packages:$need" >&2
+  echo "zlbench: install them with: sudo sh -c '$cmd'" >&2
+  exit 1
+fi

@@ -1,0 +1,101 @@
+/* Shape lookup: operator, family, FlagGems class, default, Benchmark,
+ * built-in; nested FlagGems entries; comprehensive lists; errors. */
+#include <stdio.h>
+#include <string.h>
+
+#include "zlb_test.h"
+#include "zlbench/ops.h"
+
+#define DATA ZLB_TEST_DATA "/shapes/"
+
+static void fmt_all(const zlb_shape_list_t *l, char *buf, size_t len) {
+  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
+  for (size_t i = 0; i < l->n; i++) {
+    char one[96];
+    zlb_shape_format(&l->v[i], one, sizeof(one));
+    zlb_strbuf_addf(&sb, "%s%s", i ? " " : "", one);
+  }
+  zlb_strlcpy(buf, sb.buf, len);
+  zlb_strbuf_release(&sb);
+}
+
+static void test_lookup_chain(void **state) {
+  static const struct {
+    const char *file, *op, *family;
+    int level, host;
+    const char *key, *shapes;
+  } cases[] = {
+      {"ours.yaml", "softmax", "softmax", 0, 0, "softmax", "[64, 64] [128]"},
+      {"ours.yaml", "softmax", "softmax", 1, 0, "softmax", "[64, 64] [128] [[1024, 4096], 1, 1]"},
+      {"ours.yaml", "sum", "reduction", 0, 0, "reduction", "[[640, 1536], 0, 0]"},
+      {"ours.yaml", "add", "binary_pointwise", 0, 0, "BinaryPointwiseBenchmark", "[7, 7]"},
+      {"ours.yaml", "sort", "sort", 0, 0, "default", "[3]"},
+      {"flaggems_core.yaml", "mm", "blas", 0, 0, "BlasBenchmark",
+       "[2, 384, 384, 384] [16, 1024, 1024, 1024]"},
+      {"flaggems_core.yaml", "exp", "unary_pointwise", 0, 0, "Benchmark", "[1073741824] [64, 64]"},
+      {NULL, "exp", "unary_pointwise", 0, 1, "default", "[4096] [64, 64] [256, 256]"},
+      {NULL, "exp", "unary_pointwise", 0, 0, "default",
+       "[1048576] [64, 64] [4096, 4096] [64, 512, 512]"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    zlb_shape_list_t l = ZLB_SHAPE_LIST_INIT;
+    zlb_error_t e = ZLB_ERROR_INIT;
+    char path[512], got[512];
+    if (cases[i].file)
+      snprintf(path, sizeof(path), DATA "%s", cases[i].file);
+    if (zlb_shapes_resolve(cases[i].file ? path : NULL, cases[i].op, cases[i].family,
+                           cases[i].level, cases[i].host, &l, &e))
+      fail_msg("case %zu: %s", i, e.msg);
+    fmt_all(&l, got, sizeof(got));
+    if (strcmp(l.key, cases[i].key) || strcmp(got, cases[i].shapes))
+      fail_msg("case %zu (%s): key '%s' shapes '%s', want '%s' '%s'", i, cases[i].op, l.key,
+               got, cases[i].key, cases[i].shapes);
+    zlb_shape_list_release(&l);
+  }
+}
+
+static void test_nested_args(void **state) {
+  zlb_shape_list_t l = ZLB_SHAPE_LIST_INIT;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  (void)state;
+  assert_int_equal(zlb_shapes_resolve(DATA "ours.yaml", "sum", "reduction", 0, 0, &l, &e), 0);
+  assert_int_equal(l.n, 1);
+  assert_int_equal(l.v[0].ndim, 2);
+  assert_int_equal(l.v[0].dims[1], 1536);
+  assert_int_equal(l.v[0].nargs, 2);
+  assert_int_equal(l.v[0].args[0], 0);
+  assert_int_equal(l.v[0].args[1], 0);
+  assert_string_equal(l.desc, "(M, N), dim, keepdim");
+  zlb_shape_list_release(&l);
+}
+
+static void test_errors(void **state) {
+  static const struct {
+    const char *file, *want;
+  } cases[] = {
+      {"negative.yaml", "negative.yaml:4: shape has a negative extent (-3)"},
+      {"notlist.yaml", "notlist.yaml:2: 'shapes' must be a list of shapes"},
+      {"empty_key.yaml", "empty_key.yaml:2: key 'softmax' lists no shapes"},
+      {"missing.yaml", "cannot read"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    zlb_shape_list_t l = ZLB_SHAPE_LIST_INIT;
+    zlb_error_t e = ZLB_ERROR_INIT;
+    char path[512];
+    snprintf(path, sizeof(path), DATA "%s", cases[i].file);
+    assert_true(zlb_shapes_resolve(path, "softmax", "softmax", 0, 0, &l, &e) != 0);
+    assert_str_contains(e.msg, cases[i].want);
+    assert_int_equal(l.n, 0);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_lookup_chain),
+      cmocka_unit_test(test_nested_args),
+      cmocka_unit_test(test_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,328 @@
+/* The timing engine over backends: the direct timer's zero-estimate guard,
+ * repeat over calls (and its skip for quantiles/all), and the graph timer's
+ * fallback state machine, driven through the test backend
+ * (tests/ops/test_backend.c) injecting refused / fatal / poisoned failures
+ * at capture, instantiate and replay. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlb_test.h"
+#include "zlbench/base.h"
+#include "zlbench/ops.h"
+#include "zlbench/timing.h"
+
+struct fake {
+  int calls;
+  int guard_enter, guard_exit;
+  int guarded; /* currently under the scratch RNG state */
+  int calls_while_guarded;
+  double spin_us;
+};
+
+static int fake_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  struct fake *f = ctx;
+  uint64_t until = zlb_now_ns() + (uint64_t)(f->spin_us * 1000);
+  (void)s;
+  (void)err;
+  f->calls++;
+  f->calls_while_guarded += f->guarded;
+  while (zlb_now_ns() < until)
+    ;
+  return 0;
+}
+
+static void fake_guard(void *ctx, int scratch) {
+  struct fake *f = ctx;
+  if (scratch)
+    f->guard_enter++;
+  else
+    f->guard_exit++;
+  f->guarded = scratch;
+}
+
+static zlb_backend_t *test_backend(void) {
+  static zlb_op_set_t set = ZLB_OP_SET_INIT;
+  static zlb_backend_t *b;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  const char *lib = getenv("ZLB_TEST_OPS");
+  if (b)
+    return b;
+  if (!lib)
+    fail_msg("ZLB_TEST_OPS (path of libzlb_ops_test.so) is not set");
+  if (zlb_ops_load_library(&set, lib, &e) || zlb_backend_open_name("test", &b, &e) ||
+      zlb_backend_select_device(b, 0, &e))
+    fail_msg("cannot open the test backend: %s", e.msg);
+  return b;
+}
+
+static void reset_poison(void) {
+  void *h = dlopen(getenv("ZLB_TEST_OPS"), RTLD_NOW | RTLD_NOLOAD);
+  void *sym = h ? dlsym(h, "zlb_test_backend_reset") : NULL;
+  void (*fn)(void);
+  if (!sym)
+    fail_msg("zlb_test_backend_reset not found");
+  memcpy(&fn, &sym, sizeof(fn));
+  fn();
+}
+
+static zlb_timing_opts_t quick_opts(void) {
+  zlb_timing_opts_t o;
+  zlb_timing_opts_default(&o);
+  o.warmup_ms = 0.2;
+  o.rep_ms = 1.0;
+  o.graph_replay_ms = 0.2;
+  o.graph_min_replays = 3;
+  return o;
+}
+
+/* Every phase x every verdict: refused falls back with the right marker,
+ * fatal and poisoned are errors with no value. */
+static void test_fallback_state_machine(void **state) {
+  static const char *const phases[] = {"capture", "instantiate", "replay"};
+  static const struct {
+    const char *verdict;
+    int rc;
+    zlb_verdict_t v;
+  } verdicts[] = {{"refused", 0, ZLB_VERDICT_REFUSED},
+                  {"fatal", ZLB_EFATAL, ZLB_VERDICT_FATAL},
+                  {"poisoned", ZLB_EPOISONED, ZLB_VERDICT_POISONED}};
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  (void)state;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  for (size_t p = 0; p < 3; p++)
+    for (size_t v = 0; v < 3; v++) {
+      struct fake f = {0, 0, 0, 0, 0, 20};
+      zlb_launch_t l = {fake_call, fake_guard, &f};
+      zlb_timing_opts_t o = quick_opts();
+      zlb_measurement_t m;
+      zlb_graph_failure_t fail;
+      char marker[256], fault[64], want[256];
+      int rc;
+      memset(&m, 0, sizeof(m));
+      zlb_error_clear(&e);
+      reset_poison();
+      snprintf(fault, sizeof(fault), "%s:%s", phases[p], verdicts[v].verdict);
+      setenv("ZL_TEST_FAULT", fault, 1);
+      rc = zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker, sizeof(marker),
+                         &fail, &e);
+      unsetenv("ZL_TEST_FAULT");
+      if (rc != verdicts[v].rc)
+        fail_msg("%s: rc %s, want %s (%s)", fault, zlb_err_name(rc),
+                 zlb_err_name(verdicts[v].rc), e.msg);
+      assert_string_equal(zlb_phase_name(fail.phase), phases[p]);
+      assert_int_equal(fail.verdict, verdicts[v].v);
+      /* The scratch RNG state was entered once and always left. */
+      assert_int_equal(f.guard_enter, 1);
+      assert_int_equal(f.guard_exit, 1);
+      assert_int_equal(f.guarded, 0);
+      if (verdicts[v].rc == 0) {
+        snprintf(want, sizeof(want),
+                 "fallback(phase=%s,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=1)", phases[p]);
+        assert_string_equal(marker, want);
+        assert_int_equal(m.timer, ZLB_TIMER_DIRECT);
+        assert_true(m.nsamples > 0);
+        assert_true(m.value_ms > 0);
+      } else {
+        assert_int_equal(m.nsamples, 0);
+        assert_int_equal(e.code, verdicts[v].rc);
+      }
+      zlb_measurement_release(&m);
+    }
+  reset_poison();
+  b->v->stream_destroy(b, s);
+}
+
+static void test_graph_success_and_repeat_marker(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 50};
+  zlb_launch_t l = {fake_call, fake_guard, &f};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  char marker[256];
+  (void)state;
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_AUTO, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  assert_string_equal(marker, "-");
+  assert_int_equal(m.timer, ZLB_TIMER_GRAPH);
+  assert_true(m.graph_launches >= 1 && m.graph_launches <= o.graph_max_launches);
+  assert_true(m.replays >= o.graph_min_replays);
+  /* Captured launches ran under the scratch RNG state. */
+  assert_true(f.calls_while_guarded >= m.graph_launches);
+  /* ~50 us per call; the emulated replay lasts as long as the capture. */
+  assert_true(m.value_ms > 0.02 && m.value_ms < 1.0);
+  zlb_measurement_release(&m);
+
+  /* A refused capture with repeat 5 says so in the marker and repeats. */
+  o.repeat = 5;
+  setenv("ZL_TEST_FAULT", "capture:refused", 1);
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  unsetenv("ZL_TEST_FAULT");
+  assert_string_equal(marker, "fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=5)");
+  assert_int_equal(m.ncalls, 5);
+  zlb_measurement_release(&m);
+  b->v->stream_destroy(b, s);
+}
+
+static void test_deny_skips_attempt(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 10};
+  zlb_launch_t l = {fake_call, fake_guard, &f};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  char marker[256];
+  (void)state;
+  memset(&m, 0, sizeof(m));
+  o.repeat = 2;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  /* Were capture attempted, this fault would make it fatal. */
+  setenv("ZL_TEST_FAULT", "capture:fatal", 1);
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 1, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  unsetenv("ZL_TEST_FAULT");
+  assert_string_equal(marker, "fallback(phase=deny,repeat=2)");
+  assert_int_equal(f.guard_enter, 0);
+  assert_int_equal(m.timer, ZLB_TIMER_DIRECT);
+  zlb_measurement_release(&m);
+  b->v->stream_destroy(b, s);
+}
+
+static void test_repeat_logic(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 10};
+  zlb_launch_t l = {fake_call, NULL, &f};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  (void)state;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+
+  memset(&m, 0, sizeof(m));
+  o.repeat = 3;
+  assert_int_equal(zlb_time_direct(b, s, &l, &o, NULL, &m, &e), 0);
+  assert_int_equal(m.ncalls, 3);
+  assert_true(m.value_ms == zlb_stats_median(m.call_values, 3));
+  assert_string_equal(m.note, "");
+  zlb_measurement_release(&m);
+
+  /* Quantiles: a sequence, so the median over calls is undefined: skipped. */
+  memset(&m, 0, sizeof(m));
+  o.nquantiles = 2;
+  o.quantiles[0] = 0.2;
+  o.quantiles[1] = 0.8;
+  assert_int_equal(zlb_time_direct(b, s, &l, &o, NULL, &m, &e), 0);
+  assert_int_equal(m.ncalls, 1);
+  assert_int_equal(m.nquantiles, 2);
+  assert_true(m.quantiles[0] <= m.quantiles[1]);
+  assert_str_contains(m.note, "repeat=3 skipped: quantiles requested");
+  zlb_measurement_release(&m);
+
+  memset(&m, 0, sizeof(m));
+  o.nquantiles = 0;
+  o.return_mode = ZLB_RET_ALL;
+  assert_int_equal(zlb_time_direct(b, s, &l, &o, NULL, &m, &e), 0);
+  assert_int_equal(m.ncalls, 1);
+  assert_str_contains(m.note, "return mode all");
+  zlb_measurement_release(&m);
+
+  /* Default repeat is 1: one call, no note. */
+  memset(&m, 0, sizeof(m));
+  o.return_mode = ZLB_RET_MEDIAN;
+  o.repeat = 1;
+  assert_int_equal(zlb_time_direct(b, s, &l, &o, NULL, &m, &e), 0);
+  assert_int_equal(m.ncalls, 1);
+  zlb_measurement_release(&m);
+  b->v->stream_destroy(b, s);
+}
+
+/* ---- a backend whose events always read 0 ms (FlagTree's XPU case) ---- */
+
+static int z_ok(void) { return 0; }
+static int z_event_create(zlb_backend_t *b, zlb_event_t *ev, zlb_error_t *err) {
+  static char dummy;
+  (void)b;
+  (void)err;
+  *ev = (zlb_event_t)&dummy;
+  return z_ok();
+}
+static void z_event_destroy(zlb_backend_t *b, zlb_event_t ev) {
+  (void)b;
+  (void)ev;
+}
+static int z_record(zlb_backend_t *b, zlb_event_t ev, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  (void)ev;
+  (void)s;
+  (void)err;
+  return 0;
+}
+static int z_elapsed(zlb_backend_t *b, zlb_event_t x, zlb_event_t y, double *ms,
+                     zlb_error_t *err) {
+  (void)b;
+  (void)x;
+  (void)y;
+  (void)err;
+  *ms = 0.0;
+  return 0;
+}
+static int z_sync(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  (void)s;
+  (void)err;
+  return 0;
+}
+
+static void test_zero_estimate(void **state) {
+  zlb_backend_vtbl_t v;
+  zlb_backend_desc_t d;
+  zlb_backend_t b;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 0};
+  zlb_launch_t l = {fake_call, NULL, &f};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  (void)state;
+  memset(&v, 0, sizeof(v));
+  memset(&d, 0, sizeof(d));
+  memset(&b, 0, sizeof(b));
+  v.event_create = z_event_create;
+  v.event_destroy = z_event_destroy;
+  v.event_record = z_record;
+  v.event_elapsed = z_elapsed;
+  v.stream_sync = z_sync;
+  d.name = "zero";
+  b.desc = &d;
+  b.v = &v;
+  memset(&m, 0, sizeof(m));
+  o.max_samples = 64;
+  assert_int_equal(zlb_time_direct(&b, NULL, &l, &o, NULL, &m, &e), 0);
+  assert_int_equal(m.nsamples, 64); /* the cap, not a division by zero */
+  assert_true(m.value_ms == 0.0);
+  /* 1 first call + 5 estimate calls + 1 warm-up + 64 samples */
+  assert_int_equal(f.calls, 1 + 5 + 1 + 64);
+  zlb_measurement_release(&m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fallback_state_machine),
+      cmocka_unit_test(test_graph_success_and_repeat_marker),
+      cmocka_unit_test(test_deny_skips_attempt),
+      cmocka_unit_test(test_repeat_logic),
+      cmocka_unit_test(test_zero_estimate),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
