@@ -72,17 +72,21 @@ struct zlb_json {
 /**
  * Parse exactly one JSON value from `text` (trailing whitespace allowed).
  * `what` names the source in messages ("run.json"). On error returns
- * ZLB_EPARSE with "<what>:<line>:<col>: <problem>".
+ * ZLB_EPARSE with "<what>:<line>:<col>: <problem>" (1-based; the column
+ * counts bytes) and sets `*out` to NULL. Only `len` bytes are read; the
+ * text needs no NUL. Nesting is limited to 128 levels; "\u0000" in a
+ * string is refused (strings are NUL-terminated).
  */
 int zlb_json_parse(const char *text, size_t len, const char *what,
                    zlb_json_t **out, zlb_error_t *err);
+/** Free a tree from zlb_json_parse; NULL is allowed. */
 void zlb_json_free(zlb_json_t *v);
-/** Member of an object, or NULL. */
+/** Member of an object (the last of duplicates), or NULL. */
 const zlb_json_t *zlb_json_get(const zlb_json_t *obj, const char *key);
-/** String member or `dflt`. */
+/** String member or `dflt` (also when the member is not a string). */
 const char *zlb_json_get_string(const zlb_json_t *obj, const char *key,
                                 const char *dflt);
-/** Number member or `dflt`. */
+/** Number member or `dflt` (also when the member is not a number). */
 double zlb_json_get_number(const zlb_json_t *obj, const char *key, double dflt);
 
 #ifdef __cplusplus

@@ -26,7 +26,8 @@ typedef enum zlb_yaml_kind {
  * reachable from several parents. A merge key (<<: *a or <<: [*a, *b]) is
  * resolved while parsing: the merged pairs appear in `keys`/`values` as if
  * written in place, keys written explicitly in the map win, and the "<<"
- * key itself does not appear.
+ * key itself does not appear. A merged pair keeps the key line of the map
+ * it came from; among several sources the earlier one wins (YAML 1.1).
  */
 typedef struct zlb_yaml_node zlb_yaml_node_t;
 struct zlb_yaml_node {
@@ -55,11 +56,18 @@ typedef struct zlb_yaml_doc {
  * the form "<file>:<line>: <problem>" and leaves `doc` empty. Only the
  * first document of a stream is read; tabs in indentation, unknown
  * aliases, a key defined twice in one map and unterminated quotes or flow
- * collections are errors.
+ * collections are errors. `doc` is overwritten: pass one that is empty
+ * (ZLB_YAML_DOC_INIT or released). Collections nest at most 64 deep.
+ * Not supported (each an error naming it): tags (!), directives (%),
+ * explicit keys (? ), anchors or aliases on keys, single-pair mappings
+ * inside flow sequences ([a: 1]).
  */
 int zlb_yaml_parse(const char *text, size_t len, const char *filename,
                    zlb_yaml_doc_t *doc, zlb_error_t *err);
-/** Read and parse a file; a missing file is ZLB_ENOTFOUND naming it. */
+/**
+ * Read and parse a file; a missing file is ZLB_ENOTFOUND with "cannot read
+ * '<path>': ...". Messages name the file by `path` as given.
+ */
 int zlb_yaml_load_file(const char *path, zlb_yaml_doc_t *doc, zlb_error_t *err);
 /** Free everything the document owns; `doc` becomes empty and reusable. */
 void zlb_yaml_doc_release(zlb_yaml_doc_t *doc);
@@ -71,12 +79,19 @@ const zlb_yaml_node_t *zlb_yaml_map_get(const zlb_yaml_node_t *map,
 int zlb_yaml_map_key_line(const zlb_yaml_node_t *map, const char *key);
 /**
  * Integer value of a SCALAR ("12", "-3", "0x10", also "true"/"false" as
- * 1/0); ZLB_EINVAL when it is not an integer.
+ * 1/0); ZLB_EINVAL when it is not an integer or out of range. Quoted
+ * scalars are converted too ("'0x10'" is 16); `*out` is untouched on error.
  */
 int zlb_yaml_scalar_long(const zlb_yaml_node_t *node, long long *out);
-/** Floating-point value of a SCALAR; ZLB_EINVAL when not a number. */
+/**
+ * Floating-point value of a SCALAR ("1.5", "-2e3", "7", ".inf", "-.inf",
+ * ".nan"); ZLB_EINVAL when not a number or out of range.
+ */
 int zlb_yaml_scalar_double(const zlb_yaml_node_t *node, double *out);
-/** 1 for NULL nodes (also an empty unquoted scalar), 0 otherwise. */
+/**
+ * 1 for NULL nodes (also an empty unquoted scalar, and a NULL pointer, so
+ * a missing map value reads as null), 0 otherwise.
+ */
 int zlb_yaml_is_null(const zlb_yaml_node_t *node);
 
 #ifdef __cplusplus
