@@ -1,0 +1,256 @@
+/* The summary: a list of result rows gathered from the logs under a folder,
+ * sorted and written as summary.csv (docs/formats.md). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* lstat, DIR */
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report/report_int.h"
+#include "zlbench/base.h"
+#include "zlbench/report.h"
+
+static const char csv_header[] =
+    "operator,family,dtype,shape,baseline_ms,candidate_ms,speedup,gbps,"
+    "tflops,pct_peak,timer,marker,status,source\n";
+
+void zlb__summary_row_release(zlb_summary_row_t *row) {
+  free(row->op);
+  free(row->family);
+  free(row->dtype);
+  free(row->shape);
+  free(row->timer);
+  free(row->marker);
+  free(row->status);
+  free(row->source);
+}
+
+void zlb_summary_release(zlb_summary_t *s) {
+  for (size_t i = 0; i < s->n; i++)
+    zlb__summary_row_release(&s->rows[i]);
+  free(s->rows);
+  s->rows = NULL;
+  s->n = 0;
+  s->alloc = 0;
+  s->nlogs = 0;
+}
+
+void zlb__summary_push(zlb_summary_t *s, const zlb_summary_row_t *row) {
+  if (s->n == s->alloc) {
+    s->alloc = s->alloc ? s->alloc * 2 : 64;
+    s->rows = zlb_xrealloc(s->rows, s->alloc * sizeof(*s->rows));
+  }
+  s->rows[s->n++] = *row;
+}
+
+static char *dup_or_empty(const char *s) { return zlb_xstrdup(s ? s : ""); }
+
+void zlb_summary_add(zlb_summary_t *s, const zlb_summary_row_t *row) {
+  zlb_summary_row_t r = *row;
+  r.op = dup_or_empty(row->op);
+  r.family = dup_or_empty(row->family);
+  r.dtype = dup_or_empty(row->dtype);
+  r.shape = dup_or_empty(row->shape);
+  r.timer = dup_or_empty(row->timer);
+  r.marker = dup_or_empty(row->marker);
+  r.status = dup_or_empty(row->status);
+  r.source = dup_or_empty(row->source);
+  zlb__summary_push(s, &r);
+}
+
+char *zlb__summary_dtype(const char *s, size_t len) {
+  char *d;
+  while (len && strchr(" \t\"'", s[0])) {
+    s++;
+    len--;
+  }
+  while (len && strchr(" \t\"'", s[len - 1]))
+    len--;
+  if (len > 6 && strncmp(s, "torch.", 6) == 0) {
+    s += 6;
+    len -= 6;
+  }
+  d = zlb_xmalloc(len + 1);
+  memcpy(d, s, len);
+  d[len] = '\0';
+  return d;
+}
+
+/* ---- sorting ----------------------------------------------------------- */
+
+static int row_cmp(const zlb_summary_row_t *a, const zlb_summary_row_t *b) {
+  int c = strcmp(a->op, b->op);
+  return c ? c : strcmp(a->dtype, b->dtype);
+}
+
+/* Merge sort: qsort is not stable, and log order within an (operator,
+ * dtype) is part of the format. */
+static void merge_sort(zlb_summary_row_t *v, zlb_summary_row_t *tmp,
+                       size_t n) {
+  size_t mid = n / 2, i = 0, j = mid, k = 0;
+  if (n < 2)
+    return;
+  merge_sort(v, tmp, mid);
+  merge_sort(v + mid, tmp, n - mid);
+  while (i < mid && j < n)
+    tmp[k++] = row_cmp(&v[j], &v[i]) < 0 ? v[j++] : v[i++];
+  while (i < mid)
+    tmp[k++] = v[i++];
+  while (j < n)
+    tmp[k++] = v[j++];
+  memcpy(v, tmp, n * sizeof(*v));
+}
+
+void zlb_summary_sort(zlb_summary_t *s) {
+  zlb_summary_row_t *tmp;
+  if (s->n < 2)
+    return;
+  tmp = zlb_xmalloc(s->n * sizeof(*tmp));
+  merge_sort(s->rows, tmp, s->n);
+  free(tmp);
+}
+
+/* ---- summary.csv -------------------------------------------------------- */
+
+static void add_num(zlb_strbuf_t *out, double v, int prec) {
+  zlb_strbuf_addch(out, ',');
+  if (isnan(v))
+    return;
+  if (isinf(v))
+    zlb_strbuf_addstr(out, v > 0 ? "inf" : "-inf");
+  else
+    zlb_strbuf_addf(out, "%.*f", prec, v);
+}
+
+static void add_str(zlb_strbuf_t *out, const char *v) {
+  zlb_strbuf_addch(out, ',');
+  zlb_strbuf_add_csv(out, v);
+}
+
+void zlb_summary_format_csv(const zlb_summary_t *s, zlb_strbuf_t *out) {
+  zlb_strbuf_addstr(out, csv_header);
+  for (size_t i = 0; i < s->n; i++) {
+    const zlb_summary_row_t *r = &s->rows[i];
+    zlb_strbuf_add_csv(out, r->op);
+    add_str(out, r->family);
+    add_str(out, r->dtype);
+    add_str(out, r->shape);
+    add_num(out, r->base_ms, 6);
+    add_num(out, r->cand_ms, 6);
+    add_num(out, r->speedup, 4);
+    add_num(out, r->gbps, 3);
+    add_num(out, r->tflops, 3);
+    add_num(out, r->pct_peak, 3);
+    add_str(out, r->timer);
+    add_str(out, r->marker);
+    add_str(out, r->status);
+    add_str(out, r->source);
+    zlb_strbuf_addch(out, '\n');
+  }
+}
+
+int zlb_summary_write_csv(const zlb_summary_t *s, const char *path,
+                          zlb_error_t *err) {
+  zlb_strbuf_t csv = ZLB_STRBUF_INIT;
+  int rc;
+  zlb_summary_format_csv(s, &csv);
+  rc = zlb_write_file_atomic(path, csv.buf, csv.len, err);
+  zlb_strbuf_release(&csv);
+  return rc;
+}
+
+/* ---- folder scan ---------------------------------------------------------- */
+
+static int is_log_name(const char *name) {
+  size_t n = strlen(name);
+  return n > 4 && strcmp(name + n - 4, ".log") == 0 &&
+         strcmp(name, "stderr.log") != 0;
+}
+
+/* Add to `out` the paths (relative to `root`) of the logs under root/rel. */
+static int collect_logs(const char *root, const char *rel, zlb_strvec_t *out,
+                        zlb_error_t *err) {
+  zlb_strbuf_t path = ZLB_STRBUF_INIT, child = ZLB_STRBUF_INIT,
+               full = ZLB_STRBUF_INIT;
+  struct dirent *de;
+  struct stat st;
+  DIR *d;
+  int rc = 0;
+
+  if (*rel)
+    zlb_path_join(&path, root, rel);
+  else
+    zlb_strbuf_addstr(&path, root);
+  d = opendir(path.buf);
+  if (!d) {
+    rc = zlb_error_set(err, ZLB_EIO, "cannot read folder '%s': %s", path.buf,
+                       strerror(errno));
+    goto out;
+  }
+  while ((de = readdir(d)) != NULL) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    zlb_strbuf_reset(&child);
+    if (*rel)
+      zlb_path_join(&child, rel, de->d_name);
+    else
+      zlb_strbuf_addstr(&child, de->d_name);
+    zlb_strbuf_reset(&full);
+    zlb_path_join(&full, root, child.buf);
+    if (lstat(full.buf, &st) != 0)
+      continue; /* vanished while we read the folder */
+    if (S_ISDIR(st.st_mode)) {
+      /* attempts/ holds superseded attempts of a batch */
+      if (strcmp(de->d_name, "attempts") == 0)
+        continue;
+      rc = collect_logs(root, child.buf, out, err);
+      if (rc)
+        break;
+    } else if (S_ISREG(st.st_mode) && is_log_name(de->d_name)) {
+      zlb_strvec_push(out, child.buf);
+    }
+  }
+  closedir(d);
+out:
+  zlb_strbuf_release(&path);
+  zlb_strbuf_release(&child);
+  zlb_strbuf_release(&full);
+  return rc;
+}
+
+int zlb_summary_scan_dir(zlb_summary_t *s, const char *dir, zlb_error_t *err) {
+  zlb_strvec_t logs = ZLB_STRVEC_INIT;
+  zlb_strbuf_t full = ZLB_STRBUF_INIT;
+  int rc;
+
+  if (!zlb_is_dir(dir))
+    return zlb_error_set(err, ZLB_ENOTFOUND, "'%s' is not a folder", dir);
+  rc = collect_logs(dir, "", &logs, err);
+  if (rc)
+    goto out;
+  zlb_strvec_sort(&logs);
+  for (size_t i = 0; i < logs.n; i++) {
+    char *text = NULL;
+    zlb_strbuf_reset(&full);
+    zlb_path_join(&full, dir, logs.v[i]);
+    rc = zlb_read_file(full.buf, &text, NULL, err);
+    if (rc == ZLB_ENOTFOUND) {
+      /* removed since we listed the folder (a batch still running) */
+      zlb_error_clear(err);
+      rc = 0;
+      continue;
+    }
+    if (rc)
+      goto out;
+    zlb_summary_parse_log(s, text, logs.v[i], err);
+    free(text);
+  }
+out:
+  zlb_strvec_release(&logs);
+  zlb_strbuf_release(&full);
+  return rc;
+}
