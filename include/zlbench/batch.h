@@ -53,10 +53,12 @@ int zlb_child_poll(zlb_child_t *c, double grace_s);
 void zlb_child_stop(zlb_child_t *c, double grace_s);
 /**
  * Run a helper child to completion, capturing at most `max` bytes of its
- * stdout into `out` (the rest is discarded), with a time limit.
+ * stdout into `out` and of its stderr into `errout` (may be NULL; the rest
+ * is discarded), with a time limit.
  */
 int zlb_spawn_capture(char *const argv[], const zlb_strvec_t *env_set, double timeout_s,
-                      size_t max, zlb_strbuf_t *out, zlb_exit_t *ex, zlb_error_t *err);
+                      size_t max, zlb_strbuf_t *out, zlb_strbuf_t *errout, zlb_exit_t *ex,
+                      zlb_error_t *err);
 /** "exit 3", "signal SIGSEGV", "timeout" */
 void zlb_exit_describe(const zlb_exit_t *ex, char *buf, size_t len);
 

@@ -114,20 +114,26 @@ static void push_libs(const zlb_batch_opts_t *o, zlb_strvec_t *argv) {
 
 static int run_helper(batch_t *b, zlb_strvec_t *argv, zlb_strbuf_t *out, zlb_error_t *err) {
   zlb_strvec_t env = ZLB_STRVEC_INIT;
+  zlb_strbuf_t errout = ZLB_STRBUF_INIT;
   zlb_exit_t ex;
   char what[64];
   int rc;
   helper_env(b, &env);
-  rc = zlb_spawn_capture(argv->v, &env, 120.0, 1 << 20, out, &ex, err);
+  rc = zlb_spawn_capture(argv->v, &env, 120.0, 1 << 20, out, &errout, &ex, err);
   zlb_strvec_release(&env);
-  if (rc)
-    return rc;
-  if (ex.code == 0 && !ex.signaled && !ex.timed_out)
-    return 0;
-  zlb_exit_describe(&ex, what, sizeof(what));
-  return zlb_error_set(err, ex.code == 2 ? ZLB_EINVAL : ZLB_EUNAVAIL,
-                       "'%s %s' failed (%s)%s%s", argv->v[1], argv->v[2], what,
-                       out->len ? ": " : "", out->buf);
+  if (!rc && !(ex.code == 0 && !ex.signaled && !ex.timed_out)) {
+    /* The helper's own message says what is wrong (unknown backend, ...). */
+    zlb_exit_describe(&ex, what, sizeof(what));
+    zlb_strbuf_setlen(&errout, errout.len && errout.buf[errout.len - 1] == '\n' ? errout.len - 1
+                                                                              : errout.len);
+    rc = zlb_error_set(err, ex.code == 2 ? ZLB_EINVAL : ZLB_EUNAVAIL, "%s",
+                       errout.len ? (zlb_starts_with(errout.buf, "zlbench: error: ")
+                                         ? errout.buf + strlen("zlbench: error: ")
+                                         : errout.buf)
+                                  : what);
+  }
+  zlb_strbuf_release(&errout);
+  return rc;
 }
 
 /* Backend name and device count, from `zlbench devices --count` (a child:
@@ -537,7 +543,6 @@ static void on_child_exit(batch_t *b, job_t *j, zlb_error_t *err) {
 
   j->state = 0;
   zlb_exit_describe(ex, what, sizeof(what));
-  first_error_line(j->attempt_dir[0] ? j->attempt_dir : "", line1, sizeof(line1));
   {
     zlb_strbuf_t ep = ZLB_STRBUF_INIT;
     zlb_path_join(&ep, j->attempt_dir, "stderr.log");
@@ -617,7 +622,7 @@ static int try_replay(batch_t *b, job_t *j) {
     goto out;
   op_dir(b, j->op, &dst);
   zlb__rmtree(dst.buf);
-  if (zlb__copytree(src.buf, dst.buf, "attempts"))
+  if (zlb_mkdirs(dst.buf, NULL) || zlb__copytree(src.buf, dst.buf, "attempts"))
     goto out;
   {
     zlb_strbuf_t p = ZLB_STRBUF_INIT;
@@ -625,9 +630,16 @@ static int try_replay(batch_t *b, job_t *j) {
     unlink(p.buf);
     zlb_strbuf_release(&p);
   }
-  zlb_strlcpy(j->row.status, "replayed", sizeof(j->row.status));
-  snprintf(j->row.note, sizeof(j->row.note), "from %s (status %s there)", src.buf,
-           zlb_json_get_string(done, "status", "?"));
+  {
+    /* "replayed" for reused successes; a reused failure stays visible as
+     * one ("replayed_timeout"). */
+    const char *orig = zlb_json_get_string(done, "status", "unknown");
+    if (accepted_ok(orig) || !strcmp(orig, "ok_capture_denied"))
+      zlb_strlcpy(j->row.status, "replayed", sizeof(j->row.status));
+    else
+      snprintf(j->row.status, sizeof(j->row.status), "replayed_%s", orig);
+    snprintf(j->row.note, sizeof(j->row.note), "from %s (status %s there)", src.buf, orig);
+  }
   j->row.level = (int)zlb_json_get_number(done, "dtype_level", 1);
   zlb_strlcpy(j->row.failed_dtypes, zlb_json_get_string(done, "failed_dtypes", ""),
               sizeof(j->row.failed_dtypes));

@@ -180,25 +180,13 @@ void zlb_child_stop(zlb_child_t *c, double grace_s) {
   }
 }
 
-int zlb_spawn_capture(char *const argv[], const zlb_strvec_t *env_set, double timeout_s,
-                      size_t max, zlb_strbuf_t *out, zlb_exit_t *ex, zlb_error_t *err) {
-  char tmpl[] = "/tmp/zlbench-capture-XXXXXX";
-  int fd = mkstemp(tmpl), rc;
-  zlb_child_t c;
+static void read_bounded(const char *path, size_t max, zlb_strbuf_t *out) {
   char buf[4096];
   ssize_t n;
   size_t total = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return zlb_error_set(err, ZLB_EIO, "cannot create a temporary file: %s", strerror(errno));
-  rc = zlb_spawn(argv, env_set, tmpl, NULL, timeout_s, &c, err);
-  if (rc) {
-    close(fd);
-    unlink(tmpl);
-    return rc;
-  }
-  while (!zlb_child_poll(&c, 2.0))
-    zlb_sleep_ms(10);
-  *ex = c.exit;
+    return;
   /* Bounded: never hold more than `max` bytes of a child's output. */
   while ((n = read(fd, buf, sizeof(buf))) > 0 && total < max) {
     size_t take = (size_t)n < max - total ? (size_t)n : max - total;
@@ -206,8 +194,36 @@ int zlb_spawn_capture(char *const argv[], const zlb_strvec_t *env_set, double ti
     total += take;
   }
   close(fd);
-  unlink(tmpl);
-  return 0;
+}
+
+int zlb_spawn_capture(char *const argv[], const zlb_strvec_t *env_set, double timeout_s,
+                      size_t max, zlb_strbuf_t *out, zlb_strbuf_t *errout, zlb_exit_t *ex,
+                      zlb_error_t *err) {
+  char t1[] = "/tmp/zlbench-out-XXXXXX", t2[] = "/tmp/zlbench-err-XXXXXX";
+  int f1 = mkstemp(t1), f2 = f1 >= 0 ? mkstemp(t2) : -1, rc;
+  zlb_child_t c;
+  if (f1 < 0 || f2 < 0) {
+    int e = errno;
+    if (f1 >= 0) {
+      close(f1);
+      unlink(t1);
+    }
+    return zlb_error_set(err, ZLB_EIO, "cannot create a temporary file: %s", strerror(e));
+  }
+  close(f1);
+  close(f2);
+  rc = zlb_spawn(argv, env_set, t1, t2, timeout_s, &c, err);
+  if (!rc) {
+    while (!zlb_child_poll(&c, 2.0))
+      zlb_sleep_ms(10);
+    *ex = c.exit;
+    read_bounded(t1, max, out);
+    if (errout)
+      read_bounded(t2, max, errout);
+  }
+  unlink(t1);
+  unlink(t2);
+  return rc;
 }
 
 void zlb_exit_describe(const zlb_exit_t *ex, char *buf, size_t len) {

@@ -5,15 +5,18 @@
 #include "cli.h"
 #include "zlbench/device.h"
 #include "zlbench/json.h"
+#include "zlbench/ops.h"
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: zlbench devices [--backend NAME] [--count] [--json]\n\n"
+  fprintf(f, "usage: zlbench devices [--backend NAME] [--count] [--json] [--lib PATH]\n\n"
              "For every backend (or the one named): whether its runtime loads here,\n"
              "its visibility variable and capability flags, and each visible device.\n\n"
              "options:\n"
              "  --backend NAME   one backend (aliases and auto accepted)\n"
              "  --count          print only the number of visible devices of that backend\n"
              "  --json           machine-readable output\n"
+             "  --lib PATH       load an operator library first (it may add a backend;\n"
+             "                   repeatable; env ZL_OP_LIBS)\n"
              "  -h, --help       this text\n\n"
              "exit codes: 0, 2 usage error, 3 the named backend is unavailable\n");
 }
@@ -78,47 +81,59 @@ static void show(const zlb_backend_desc_t *d, zlb_jw_t *jw, int *avail_out) {
 
 int zlb_cmd_devices(int argc, char **argv) {
   const char *name = NULL, *v;
-  int count = 0, json = 0, r, avail = 0;
+  int count = 0, json = 0, r, avail = 0, code = ZLB_EXIT_OK;
   zlb_error_t err = ZLB_ERROR_INIT;
+  zlb_op_set_t set = ZLB_OP_SET_INIT;
+  zlb_backend_t *b = NULL;
   zlb_jw_t jw;
 
+  zlb_jw_init(&jw, 1);
   for (int i = 1; i < argc; i++) {
     if (zlb_cli_is_help(argv[i])) {
       usage(stdout);
-      return ZLB_EXIT_OK;
+      goto out;
     }
     if ((r = zlb_cli_opt(argc, argv, &i, "--backend", &v)) != 0) {
       if (r < 0)
-        return ZLB_EXIT_USAGE;
+        goto usage_error;
       name = v;
+    } else if ((r = zlb_cli_opt(argc, argv, &i, "--lib", &v)) != 0) {
+      if (r < 0)
+        goto usage_error;
+      if (zlb_ops_load_library(&set, v, &err)) {
+        code = zlb_cli_fail(&err);
+        goto out;
+      }
     } else if (zlb_cli_flag(argv, i, "--count")) {
       count = 1;
     } else if (zlb_cli_flag(argv, i, "--json")) {
       json = 1;
     } else {
       zlb_cli_errorf("unknown argument '%s' for 'zlbench devices'", argv[i]);
-      return ZLB_EXIT_USAGE;
+      goto usage_error;
     }
+  }
+  if (zlb_ops_load_env(&set, &err)) {
+    code = zlb_cli_fail(&err);
+    goto out;
   }
   if (count) {
-    zlb_backend_t *b = NULL;
     int n = 0;
     if (zlb_backend_open_name(name, &b, &err) || b->v->device_count(b, &n, &err)) {
-      zlb_backend_close(b);
-      return zlb_cli_fail(&err);
+      code = zlb_cli_fail(&err);
+      goto out;
     }
     printf("%s %d\n", b->desc->name, n);
-    zlb_backend_close(b);
-    return ZLB_EXIT_OK;
+    goto out;
   }
-  if (json) {
-    zlb_jw_init(&jw, 1);
+  if (json)
     zlb_jw_array_begin(&jw);
-  }
   if (name && strcmp(name, "auto")) {
     const zlb_backend_desc_t *d;
-    if (zlb_backend_lookup(name, &d, &err))
-      return zlb_cli_fail(&err);
+    if (zlb_backend_lookup(name, &d, &err)) {
+      code = zlb_cli_fail(&err);
+      goto out;
+    }
     show(d, json ? &jw : NULL, &avail);
   } else {
     for (size_t i = 0; i < zlb_backend_count(); i++) {
@@ -130,7 +145,15 @@ int zlb_cmd_devices(int argc, char **argv) {
   if (json) {
     zlb_jw_array_end(&jw);
     fputs(jw.out.buf, stdout);
-    zlb_jw_release(&jw);
   }
-  return (name && strcmp(name, "auto") && !avail) ? ZLB_EXIT_UNAVAIL : ZLB_EXIT_OK;
+  if (name && strcmp(name, "auto") && !avail)
+    code = ZLB_EXIT_UNAVAIL;
+  goto out;
+usage_error:
+  code = ZLB_EXIT_USAGE;
+out:
+  zlb_backend_close(b);
+  zlb_jw_release(&jw);
+  zlb_op_set_release(&set);
+  return code;
 }

@@ -1,0 +1,54 @@
+# Shared by the CLI tests: paths, a scratch folder, assertions.
+# ctest sets ZLBENCH (the binary), ZLB_SRC, ZLB_BUILD and ZLB_TEST_OPS.
+set -u
+: "${ZLBENCH:?ZLBENCH must point at the zlbench binary}"
+: "${ZLB_SRC:?ZLB_SRC must point at the source tree}"
+TESTOPS=${ZLB_TEST_OPS:-}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/zlbench-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+export NO_COLOR=1
+# Small budgets: these tests check behaviour, not numbers.
+QUICK="--warmup-ms 1 --rep-ms 2"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# expect_rc WANT CMD...: run CMD, keep its output in $TMP/out and $TMP/err.
+expect_rc() {
+  want=$1
+  shift
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  if [ "$got" != "$want" ]; then
+    echo "--- stdout" >&2; tail -30 "$TMP/out" >&2
+    echo "--- stderr" >&2; tail -30 "$TMP/err" >&2
+    fail "'$*' exited $got, expected $want"
+  fi
+}
+
+# expect_in FILE TEXT: FILE contains TEXT (fixed string).
+expect_in() {
+  grep -qF -- "$2" "$1" || { echo "--- $1" >&2; tail -40 "$1" >&2; fail "'$1' lacks: $2"; }
+}
+
+expect_not_in() {
+  if grep -qF -- "$2" "$1"; then fail "'$1' unexpectedly contains: $2"; fi
+}
+
+# csv_field FILE OP COLUMN: a column of ops_status.csv for one operator.
+csv_field() {
+  awk -F, -v op="$2" -v col="$3" 'NR==1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+    $1 == op { print $c }' "$1"
+}
+
+# Make timings and machine details comparable across runs.
+normalize_log() {
+  sed -E -e 's/[0-9]+\.[0-9]+/F/g' \
+    -e 's/^(SUCCESS|FAILED)( +[^ ]+){6} +(direct|graph|mixed) +[0-9]+/\1 F F F F F F \3 N/' \
+    -e 's/device=0 \([^)]*\)/device=0 (CPU)/' \
+    -e 's/^(started|finished) .*/\1 T/' -e 's/^log: .*/log: L/' \
+    -e 's/^zlbench [^ ]+  run/zlbench V  run/' \
+    -e 's/shapes=[^ ]*\//shapes=/' -e 's/ in F s$/ in F s/' "$1" | tr -s ' '
+}

@@ -1,0 +1,76 @@
+# The batch layer against operators that misbehave on purpose (test
+# backend, two emulated devices): each ends with the right status and
+# attempt count, good ones complete, hung ones die with their whole group.
+. "$(dirname "$0")/lib.sh"
+[ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
+mkdir -p "$TMP/state"
+export ZL_TEST_STATE_DIR="$TMP/state"
+OPS=good_copy,good_scale,crash,hang,hang_ignore_term,dtype_exit,flaky,always_fail,wrong_result,poison_capture,refuse_capture
+OUT="$TMP/out1"
+expect_rc 1 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops "$OPS" \
+  --timeout 1.5 --grace 0.5 --retries 2 --out "$OUT" $QUICK \
+  --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+S="$OUT/ops_status.csv"
+expect_in "$TMP/out" "results: $OUT"
+
+check() { # op status attempts level
+  st=$(csv_field "$S" "$1" status)
+  at=$(csv_field "$S" "$1" attempts)
+  lv=$(csv_field "$S" "$1" dtype_level)
+  [ "$st" = "$2" ] || fail "$1: status '$st', expected '$2'"
+  [ "$at" = "$3" ] || fail "$1: $at attempts, expected $3"
+  [ "$lv" = "$4" ] || fail "$1: dtype level $lv, expected $4"
+}
+check good_copy ok 1 1
+check good_scale ok 1 1
+check refuse_capture ok 1 1
+# Wrong output: a finished measurement with FAILED rows, not retried.
+check wrong_result failed_rows 1 1
+# Fails once, then succeeds on the retry.
+check flaky ok 2 1
+# Poisoned capture: re-run once with capture denied, and the status says so.
+check poison_capture ok_capture_denied 2 1
+expect_in "$S" "re-run with capture denied"
+# Deterministic: the same signature twice stops retrying (2, not 3, per
+# level); then one child per dtype, again two each.
+check always_fail failed 8 2
+check crash crashed 8 2
+# Exits only for bfloat16: the per-dtype fallback keeps the other dtypes.
+check dtype_exit partial 6 2
+[ "$(csv_field "$S" dtype_exit failed_dtypes)" = bfloat16 ] || fail "dtype_exit: wrong failed dtypes"
+[ -f "$OUT/ops/dtype_exit/float16/run.log" ] || fail "dtype_exit: float16 rows lost"
+[ -f "$OUT/ops/dtype_exit/float32/run.log" ] || fail "dtype_exit: float32 rows lost"
+expect_in "$OUT/summary.csv" "dtype_exit,test,float16"
+expect_in "$OUT/summary.csv" "dtype_exit,test,float32"
+expect_not_in "$OUT/summary.csv" "dtype_exit,test,bfloat16"
+check hang timeout 8 2
+check hang_ignore_term timeout 8 2
+expect_in "$S" "signal SIGSEGV"
+expect_in "$S" "error: always_fail: deterministic failure"
+
+# Every good operator completed, with its marker.
+for op in good_copy good_scale refuse_capture wrong_result flaky poison_capture; do
+  [ -f "$OUT/ops/$op/.complete" ] || fail "$op has no .complete marker"
+  [ -f "$OUT/ops/$op/run.log" ] || fail "$op has no run.log"
+done
+expect_in "$OUT/ops/refuse_capture/run.log" "fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=1)"
+expect_in "$OUT/ops/poison_capture/run.log" "fallback(phase=deny,repeat=1)"
+
+# Sharding follows the documented hash: fnv1a64(name) mod 2.
+for op in good_copy good_scale hang crash; do
+  want=$(python3 -c "
+h=0xcbf29ce484222325
+for b in b'$op': h=((h^b)*0x100000001b3)&0xffffffffffffffff
+print(h%2)" 2>/dev/null || echo skip)
+  [ "$want" = skip ] && continue
+  [ "$(csv_field "$S" $op device)" = "$want" ] || fail "$op ran on device $(csv_field "$S" $op device), hash says $want"
+done
+
+# No process of the batch outlives it (hung children were killed with
+# their whole group, SIGTERM-ignoring one included).
+sleep 0.2
+if ps -eo args | grep -v grep | grep -qE "zlbench run (hang|hang_ignore_term) "; then
+  ps -eo pid,pgid,args | grep "zlbench run" >&2
+  fail "a hung child outlived the batch"
+fi
+echo "ok: batch fault handling"

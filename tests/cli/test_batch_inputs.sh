@@ -1,0 +1,70 @@
+# Bad input gets a clear error naming file, line and problem, an exit code
+# of 2 (6 for an unwritable folder), and writes nothing misleading.
+. "$(dirname "$0")/lib.sh"
+[ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
+B() { "$ZLBENCH" batch --backend test --lib "$TESTOPS" $QUICK "$@"; }
+
+# A dismissal without a reason.
+cat >"$TMP/inv.yaml" <<'Y'
+test: [good_copy, good_scale]
+Y
+cat >"$TMP/dismiss.yaml" <<'Y'
+dismissed:
+  - op: good_scale
+    reason: "covered by good_copy"
+  - op: good_copy
+Y
+expect_rc 2 B --inventory "$TMP/inv.yaml" --dismiss "$TMP/dismiss.yaml" --out "$TMP/o1"
+expect_in "$TMP/err" "dismiss.yaml:4: dismissal of 'good_copy' has no reason"
+[ -e "$TMP/o1/ops_status.csv" ] && fail "ops_status.csv written despite the input error"
+[ -e "$TMP/o1/ops" ] && fail "operators ran despite the input error"
+
+# With reasons, the dismissed operator is left out.
+cat >"$TMP/dismiss.yaml" <<'Y'
+dismissed:
+  - op: good_scale
+    reason: "covered by good_copy"
+Y
+expect_rc 0 B --inventory "$TMP/inv.yaml" --dismiss "$TMP/dismiss.yaml" --out "$TMP/o2" \
+  --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+[ -f "$TMP/o2/ops/good_copy/.complete" ] || fail "good_copy did not run"
+[ -e "$TMP/o2/ops/good_scale" ] && fail "dismissed good_scale ran"
+
+# A malformed YAML inventory.
+printf 'test:\n  - good_copy\n  - [unterminated\n' >"$TMP/bad.yaml"
+expect_rc 2 B --inventory "$TMP/bad.yaml" --out "$TMP/o3"
+expect_in "$TMP/err" "bad.yaml:3:"
+[ -e "$TMP/o3/ops_status.csv" ] && fail "ops_status.csv written for a malformed inventory"
+
+# An inventory entry nothing registers.
+printf 'test: [good_copy, no_such_op]\n' >"$TMP/inv2.yaml"
+expect_rc 2 B --inventory "$TMP/inv2.yaml" --out "$TMP/o4"
+expect_in "$TMP/err" "operator 'no_such_op'"
+
+# An unknown operator.
+expect_rc 2 B --ops good_copy,no_such_op --out "$TMP/o5"
+expect_in "$TMP/err" "unknown operator 'no_such_op' for backend 'test'"
+[ -e "$TMP/o5/ops" ] && fail "operators ran despite an unknown operator"
+
+# An unknown backend.
+expect_rc 2 "$ZLBENCH" batch --backend opencl --out "$TMP/o6"
+expect_in "$TMP/err" "unknown backend 'opencl'"
+
+# An unwritable output folder (a regular file where the folder should be).
+echo x >"$TMP/file"
+expect_rc 6 B --ops good_copy --out "$TMP/file/sub"
+expect_in "$TMP/err" "$TMP/file/sub"
+
+# Results already written are not damaged by a failing rerun.
+cp "$TMP/o2/ops_status.csv" "$TMP/status.before"
+expect_rc 2 B --ops good_copy,no_such_op --out "$TMP/o2"
+cmp "$TMP/o2/ops_status.csv" "$TMP/status.before" || fail "a failed rerun changed ops_status.csv"
+
+# Bad flag values.
+expect_rc 2 B --timeout -3 --out "$TMP/o7"
+expect_in "$TMP/err" "invalid value '-3' for --timeout"
+expect_rc 2 B --repeat zero --out "$TMP/o7"
+expect_in "$TMP/err" "invalid value 'zero' for --repeat"
+expect_rc 2 B --shard 3/2 --out "$TMP/o7"
+expect_in "$TMP/err" "invalid --shard '3/2'"
+echo "ok: batch input errors"
