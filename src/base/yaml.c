@@ -1045,7 +1045,7 @@ static int parse_block_map(parser_t *p, int col, zlb_yaml_node_t **out) {
     goto out;
   for (;;) {
     const int key_line = p->line;
-    const char *key;
+    const char *key = NULL;
     int quoted;
     if ((rc = read_block_key(p, &key, &quoted)))
       goto out;
@@ -1300,7 +1300,7 @@ static int parse_flow_map(parser_t *p, zlb_yaml_node_t **out) {
     goto out;
   p->cur++;
   for (;;) {
-    const char *key;
+    const char *key = NULL;
     int quoted, key_line;
     if ((rc = flow_skip(p)))
       goto out;

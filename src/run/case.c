@@ -290,9 +290,12 @@ static void timer_column(zlb__row_t *row, const char *mark[2]) {
   zlb_strlcpy(row->timer, tb == tc ? zlb_timer_name(tc) : "mixed", sizeof(row->timer));
   if (!strcmp(mark[0], mark[1]))
     zlb_strlcpy(row->marker, mark[0], sizeof(row->marker));
-  else
-    snprintf(row->marker, sizeof(row->marker), "baseline:%s|candidate:%s", mark[0],
-             mark[1]);
+  else {
+    zlb_strbuf_t sb = ZLB_STRBUF_INIT;
+    zlb_strbuf_addf(&sb, "baseline:%s|candidate:%s", mark[0], mark[1]);
+    zlb_strlcpy(row->marker, sb.buf, sizeof(row->marker));
+    zlb_strbuf_release(&sb);
+  }
 }
 
 int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,

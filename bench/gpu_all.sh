@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# One call on the accelerator machine: build for sm_90, run the tests (GPU
+# tests included) and the GPU measurements, keep every log under $OUT and
+# print a short table last. Stages (default: all):
+#   build    configure and build (Release, CUDA arch 90, tests on)
+#   tests    ctest: unit, CLI and GPU tests
+#   screen   zlbench batch over every CUDA operator (core level) on all GPUs,
+#            then on GPU 0 only (wall time of both)
+#   sanitize compute-sanitizer memcheck over one small shape of every operator
+#   fidelity bench/fidelity/run.sh (timers against CUPTI and Triton)
+# Usage: bash bench/gpu_all.sh [stage ...]
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-/tmp/zlb-out}
+mkdir -p "$OUT"
+BUILD=${BUILD:-$ROOT/build-gpu}
+# Only logs.tar.gz and summary.txt go to $OUT (the device tool returns a
+# few files); everything else is produced under $WORK.
+WORK=${WORK:-/tmp/zlb-work}
+LOGS=$WORK/logs
+mkdir -p "$LOGS"
+STAGES=${*:-build tests screen sanitize fidelity}
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export NO_COLOR=1
+
+# cmocka for the unit tests, carried as Debian packages (.deps/).
+if [ -d "$ROOT/.deps" ] && [ ! -f /usr/include/cmocka.h ]; then
+  mkdir -p /tmp/cm
+  for f in "$ROOT"/.deps/*.deb; do dpkg -x "$f" /tmp/cm; done
+  export CMAKE_PREFIX_PATH=/tmp/cm/usr
+  export LD_LIBRARY_PATH=/tmp/cm/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+fi
+
+stage_build() {
+  local t0=$SECONDS
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DZLB_TESTS=ON -DZLB_WERROR=ON >"$LOGS/build.log" 2>&1 &&
+    cmake --build "$BUILD" -j "$(nproc)" >>"$LOGS/build.log" 2>&1
+  local rc=$?
+  note "build: rc=$rc ($((SECONDS - t0)) s)"
+  [ $rc = 0 ] || tail -40 "$LOGS/build.log"
+  return $rc
+}
+
+stage_tests() {
+  local t0=$SECONDS
+  (cd "$BUILD" && ZLB_GPU_LOG_DIR="$LOGS/gpu-tests" ctest --output-on-failure -j 4 \
+    >"$LOGS/ctest.log" 2>&1)
+  local rc=$?
+  note "ctest: rc=$rc ($((SECONDS - t0)) s): $(grep -E 'tests passed|tests failed' "$LOGS/ctest.log" | tail -1)"
+  grep -E '^ *[0-9]+/[0-9]+ Test' "$LOGS/ctest.log" | sed 's/^ */  /' >>"$SUMMARY"
+  [ $rc = 0 ] || grep -B2 -A25 -E '\*\*\*Failed|FAIL:' "$LOGS/ctest.log" | tail -80
+  return 0
+}
+
+stage_screen() {
+  local Z=$BUILD/bin/zlbench ngpu t0 t1 t2
+  ngpu=$("$Z" devices --backend cuda --count | awk '{print $2}')
+  t0=$(date +%s.%N)
+  "$Z" batch --backend cuda --out "$WORK/screen-all" --timeout 900 >"$LOGS/screen-all.log" 2>&1
+  note "screen on $ngpu GPU(s): rc=$? $(tail -2 "$LOGS/screen-all.log" | head -1)"
+  t1=$(date +%s.%N)
+  "$Z" batch --backend cuda --devices 0 --out "$WORK/screen-gpu0" --timeout 900 >"$LOGS/screen-gpu0.log" 2>&1
+  note "screen on GPU 0: rc=$? $(tail -2 "$LOGS/screen-gpu0.log" | head -1)"
+  t2=$(date +%s.%N)
+  note "$(python3 -c "a=$t1-$t0; b=$t2-$t1; print(f'wall: all GPUs {a:.1f} s, GPU 0 only {b:.1f} s, ratio {b/a:.2f}x')")"
+  cp "$WORK/screen-all/ops_status.csv" "$LOGS/screen-all.ops_status.csv" 2>/dev/null
+  cp "$WORK/screen-all/summary.csv" "$LOGS/screen-all.summary.csv" 2>/dev/null
+  cp "$WORK/screen-gpu0/ops_status.csv" "$LOGS/screen-gpu0.ops_status.csv" 2>/dev/null
+  awk -F, 'NR > 1 && $2 != "ok" { print "  not ok: " $1 " " $2 " " $9 }' "$WORK/screen-all/ops_status.csv" | tee -a "$SUMMARY"
+  (cd "$WORK" && tar -czf "$LOGS/screens.tar.gz" --exclude=attempts screen-all screen-gpu0)
+}
+
+stage_sanitize() {
+  local Z=$BUILD/bin/zlbench ok=0 bad=0 op
+  mkdir -p "$LOGS/sanitize"
+  for op in $("$Z" inventory --registered --backend cuda | awk '{print $1}'); do
+    if compute-sanitizer --tool memcheck --error-exitcode 99 --log-file "$LOGS/sanitize/$op.txt" \
+      "$Z" run "$op" --backend cuda --shape-file "$ROOT/bench/shapes_sanitize.yaml" \
+      --timer direct --warmup-ms 0 --rep-ms 0 --out "$WORK/sanitize/$op" >/dev/null 2>&1; then
+      ok=$((ok + 1))
+    else
+      bad=$((bad + 1))
+      note "  memcheck: $op: $(grep -m1 -E 'ERROR SUMMARY|Invalid' "$LOGS/sanitize/$op.txt")"
+    fi
+  done
+  note "memcheck: $ok clean, $bad with errors or failures"
+}
+
+stage_fidelity() {
+  if [ -x "$ROOT/bench/fidelity/run.sh" ]; then
+    bash "$ROOT/bench/fidelity/run.sh" "$BUILD" "$WORK/fidelity" >"$LOGS/fidelity.log" 2>&1
+    note "fidelity: rc=$?"
+    tail -40 "$WORK/fidelity/table.md" 2>/dev/null | tee -a "$SUMMARY"
+  fi
+}
+
+for s in $STAGES; do
+  "stage_$s" || { [ "$s" = build ] && break; }
+done
+nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv >"$LOGS/nvidia-smi.csv" 2>&1
+tar -C "$WORK" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
+echo "==== summary ===="
+cat "$SUMMARY"
