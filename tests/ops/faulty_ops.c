@@ -63,7 +63,7 @@ static int init_common(zlb_env_t *env, zlb_case_t *c, const char *name) {
   c->priv = (void *)(intptr_t)m;
   if (m == M_DTYPE_EXIT && c->dtype == ZLB_DT_BFLOAT16) {
     fprintf(stderr, "error: dtype_exit: bfloat16 is broken in this build\n");
-    exit(3);
+    exit(9);
   }
   c->n_in = 1;
   c->in[0].name = "x";
@@ -138,11 +138,11 @@ static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
     return 0;
   if (m == M_FLAKY && bump_attempts("flaky") == 0) {
     fprintf(stderr, "error: flaky: transient failure on the first attempt\n");
-    exit(3);
+    exit(9);
   }
   if (m == M_ALWAYS_FAIL) {
     fprintf(stderr, "error: always_fail: deterministic failure\n");
-    exit(3);
+    exit(9);
   }
   return 0;
 }

@@ -1,0 +1,93 @@
+# zlbench run on the host backend: the run.log layout against a golden file,
+# identity and JSON contents, colours, --help everywhere, and bad input.
+. "$(dirname "$0")/lib.sh"
+GOLD="$ZLB_SRC/tests/data/cli"
+SH="$GOLD/shapes_golden.yaml"
+
+# run.log against the golden file (numbers and machine details normalised).
+expect_rc 0 "$ZLBENCH" run softmax --backend host --dtypes float32,float16 --shape-file "$SH" \
+  --out "$TMP/sm" --json "$TMP/sm.json" $QUICK
+normalize_log "$TMP/sm/run.log" >"$TMP/sm.norm"
+normalize_log "$GOLD/softmax_host.run.log.expected" >"$TMP/gold.norm"
+diff -u "$TMP/gold.norm" "$TMP/sm.norm" || fail "run.log differs from the golden file"
+# The terminal text is the same text.
+normalize_log "$TMP/out" >"$TMP/stdout.norm"
+diff -q "$TMP/stdout.norm" "$TMP/sm.norm" >/dev/null || fail "stdout and run.log differ"
+
+# Identity: everything that makes a caliber.
+for key in '"backend"' '"name": "host"' '"device"' '"uuid"' '"driver_version"' '"runtime_version"' \
+  '"timer": "direct"' '"repeat": 1' '"l2"' '"autotune": "off"' '"dtypes": "float16,float32"' \
+  '"shapes"' '"key": "softmax"' '"operator"' '"git_commit"' '"argv"' '"hostname"' \
+  '"started"' '"finished": "20' '"version"'; do
+  expect_in "$TMP/sm/run_identity.json" "$key"
+done
+# JSON results carry every sample.
+expect_in "$TMP/sm.json" '"samples": ['
+expect_in "$TMP/sm.json" '"sample_count"'
+python3 -c "
+import json,sys
+d=json.load(open('$TMP/sm.json'))
+rows=[r for t in d['tables'] for r in t['rows']]
+assert len(rows)==4, len(rows)
+for r in rows:
+    assert r['status']=='SUCCESS'
+    assert len(r['candidate']['samples'])==r['candidate']['sample_count']>0
+" 2>/dev/null || { command -v python3 >/dev/null && fail "JSON results incomplete"; }
+
+# Colours: only when asked (or on a terminal), never in run.log, never with NO_COLOR.
+env -u NO_COLOR "$ZLBENCH" run add --backend host --shape-file "$SH" --dtypes float32 --out "$TMP/c1" \
+  --color always $QUICK >"$TMP/c1.out" 2>&1 || fail "colour run failed"
+grep -q $'\033\[' "$TMP/c1.out" || fail "--color always printed no colour"
+grep -q $'\033\[' "$TMP/c1/run.log" && fail "ANSI codes in run.log"
+NO_COLOR=1 "$ZLBENCH" run add --backend host --shape-file "$SH" --dtypes float32 --out "$TMP/c2" \
+  --color always $QUICK >"$TMP/c2.out" 2>&1 || fail "NO_COLOR run failed"
+grep -q $'\033\[' "$TMP/c2.out" && fail "colour despite NO_COLOR"
+
+# --help on every command.
+for cmd in run batch summary list devices plan inventory; do
+  expect_rc 0 "$ZLBENCH" $cmd --help
+  expect_in "$TMP/out" "usage: zlbench $cmd"
+done
+expect_rc 0 "$ZLBENCH" --help
+expect_in "$TMP/out" "commands:"
+expect_rc 2 "$ZLBENCH" frobnicate
+expect_in "$TMP/err" "unknown command 'frobnicate'"
+
+# Bad input: clear errors, the right exit codes.
+expect_rc 2 "$ZLBENCH" run sotfmax --backend host --out "$TMP/x"
+expect_in "$TMP/err" "unknown operator 'sotfmax' for backend 'host'; did you mean: softmax"
+printf 'softmax:\n  shapes:\n    - [64, -1]\n' >"$TMP/neg.yaml"
+expect_rc 2 "$ZLBENCH" run softmax --backend host --shape-file "$TMP/neg.yaml" --out "$TMP/x"
+expect_in "$TMP/err" "neg.yaml:3: shape has a negative extent (-1)"
+printf 'softmax:\n  shapes: [[64, 64]\n' >"$TMP/bad.yaml"
+expect_rc 2 "$ZLBENCH" run softmax --backend host --shape-file "$TMP/bad.yaml" --out "$TMP/x"
+expect_in "$TMP/err" "bad.yaml:2:"
+expect_rc 2 "$ZLBENCH" run softmax --backend host --dtypes float8 --out "$TMP/x"
+expect_in "$TMP/err" "unknown dtype 'float8'"
+expect_rc 2 "$ZLBENCH" run softmax --backend host --dtypes int64 --out "$TMP/x"
+expect_in "$TMP/err" "supports none of the requested dtypes"
+expect_rc 2 "$ZLBENCH" run softmax --timer cudagraph
+expect_in "$TMP/err" "invalid value 'cudagraph' for --timer"
+expect_rc 2 "$ZLBENCH" run softmax --backend opencl
+expect_in "$TMP/err" "unknown backend 'opencl'; valid backends: auto, cuda (nvidia, gpu)"
+expect_rc 3 "$ZLBENCH" run softmax --backend rocm
+expect_in "$TMP/err" "libamdhip64.so"
+echo x >"$TMP/file"
+expect_rc 6 "$ZLBENCH" run softmax --backend host --out "$TMP/file/sub" $QUICK
+expect_in "$TMP/err" "$TMP/file/sub"
+expect_rc 2 "$ZLBENCH" run
+expect_in "$TMP/err" "no operator given"
+
+# The curated inventory matches what the host library registers.
+expect_rc 0 "$ZLBENCH" inventory --check --backend host
+expect_in "$TMP/out" "host: 15 listed, ok"
+# The listing commands work without a GPU.
+expect_rc 0 "$ZLBENCH" list --backend host
+expect_in "$TMP/out" "softmax          softmax"
+expect_rc 0 "$ZLBENCH" devices --backend host
+expect_in "$TMP/out" "host (CPU)"
+expect_rc 0 "$ZLBENCH" plan softmax --backend host
+expect_in "$TMP/out" "timer:        direct"
+expect_rc 0 "$ZLBENCH" plan --backend cuda
+expect_in "$TMP/out" "timer:        graph"
+echo "ok: run on the host backend"

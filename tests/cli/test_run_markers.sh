@@ -1,0 +1,45 @@
+# Row markers through zlbench run on the test backend (emulated graphs):
+# a refused capture falls back per shape with its marker, ZL_DIRECT_REPEAT
+# shows in it, the deny list skips the attempt, a device fault gives exit 4
+# and no latency, a poisoned capture gives exit 5 and
+# BENCHMARK_CAPTURE_POISONED.
+. "$(dirname "$0")/lib.sh"
+[ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
+SH="$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+R() { "$ZLBENCH" run "$@" --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 $QUICK; }
+
+expect_rc 0 R good_copy --out "$TMP/g"
+expect_in "$TMP/g/run.log" "mode=graph"
+[ "$(grep -c '^SUCCESS .* graph .* -  ' "$TMP/g/run.log")" = 2 ] || fail "good_copy rows are not graph-timed"
+
+expect_rc 0 R refuse_capture --out "$TMP/r"
+[ "$(grep -c 'direct .*fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=1)' "$TMP/r/run.log")" = 2 ] ||
+  fail "refused rows lack the fallback marker"
+ZL_DIRECT_REPEAT=5 expect_rc 0 R refuse_capture --out "$TMP/r5"
+[ "$(grep -c 'fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=5)' "$TMP/r5/run.log")" = 2 ] ||
+  fail "ZL_DIRECT_REPEAT=5 is not in the markers"
+expect_rc 0 R refuse_capture --repeat 3 --quantiles 0.2,0.8 --out "$TMP/rq"
+expect_in "$TMP/rq/run.log" "repeat=3 skipped: quantiles requested"
+
+expect_rc 0 R good_copy --deny-capture good_copy,other --out "$TMP/d"
+[ "$(grep -c 'direct .*fallback(phase=deny,repeat=1)' "$TMP/d/run.log")" = 2 ] || fail "deny marker missing"
+expect_in "$TMP/d/run.log" "capture=denied by --deny-capture"
+printf 'capture_deny:\n  good_copy: "poisons the context on this backend"\n' >"$TMP/deny.yaml"
+expect_rc 0 R good_copy --deny-file "$TMP/deny.yaml" --out "$TMP/d2"
+expect_in "$TMP/d2/run.log" "fallback(phase=deny,repeat=1)"
+
+expect_rc 4 R device_fault --out "$TMP/f"
+expect_in "$TMP/f/run.log" "fatal(phase=accuracy,reason=TEST_ERROR_ILLEGAL_ADDRESS)"
+grep -q '^FAILED *N/A *N/A' "$TMP/f/run.log" || fail "a latency was reported for a fatal fault"
+expect_in "$TMP/err" "device fault in operator 'device_fault'"
+
+expect_rc 5 R poison_capture --out "$TMP/p"
+expect_in "$TMP/err" "BENCHMARK_CAPTURE_POISONED: operator 'poison_capture' is capture-incompatible"
+expect_in "$TMP/p/run.log" "poisoned(phase=capture,reason=TEST_ERROR_CAPTURE_INVALIDATED)"
+expect_rc 0 R poison_capture --deny-capture poison_capture --out "$TMP/p2"
+
+expect_rc 1 R wrong_result --out "$TMP/w"
+expect_in "$TMP/w/run.log" "error=mismatch"
+expect_in "$TMP/w/run.log" "note: [64]: output 'out'"
+grep -q '^SUCCESS' "$TMP/w/run.log" && fail "a wrong result was reported as SUCCESS"
+echo "ok: markers and verdicts"
