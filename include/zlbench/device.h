@@ -19,7 +19,7 @@ extern "C" {
 #define ZLB_CAP_RNG_STATE 0x04u  /* operator RNG state worth guarding during capture */
 #define ZLB_CAP_ASYNC 0x08u      /* work is queued, not run at enqueue time */
 #define ZLB_CAP_L2_FLUSH 0x10u   /* a device cache worth flushing between samples */
-#define ZLB_CAP_CUPTI 0x20u      /* kernel activity tracing */
+#define ZLB_CAP_TRACE 0x20u      /* kernel activity tracing (CUPTI on CUDA) */
 
 /* What a failed capture attempt means (DESIGN.md section 4). */
 typedef enum zlb_verdict {
@@ -58,6 +58,20 @@ typedef struct zlb_graph_s *zlb_graph_t;
 typedef struct zlb_graph_exec_s *zlb_graph_exec_t;
 
 typedef struct zlb_backend zlb_backend_t;
+
+/* One kernel execution as the device's activity tracer saw it (ns). */
+typedef struct zlb_trace_span {
+  uint64_t start, end;
+} zlb_trace_span_t;
+
+/* Clock and throttle state of a device (NVML on CUDA); -1 when unknown. */
+typedef struct zlb_clocks {
+  int sm_mhz, mem_mhz, temp_c;
+  int power_mw;
+  unsigned long long reasons; /* vendor's clock-event reason bits */
+  int throttled;              /* power or thermal slowdown reported */
+  char why[64];               /* "sw_power_cap,hw_thermal" or "" */
+} zlb_clocks_t;
 
 /*
  * The backend vtable. Every call returns 0 or a negative ZLB code with
@@ -112,6 +126,20 @@ typedef struct zlb_backend_vtbl {
   int (*health_probe)(zlb_backend_t *b, zlb_error_t *err);
   /* Name for a vendor error code ("CUDA_ERROR_ILLEGAL_ADDRESS"). */
   const char *(*error_name)(zlb_backend_t *b, int vendor_code);
+  /* Device-to-device copy on a stream (for the bandwidth peak). */
+  int (*memcpy_dtod)(zlb_backend_t *b, void *dst, const void *src, size_t bytes,
+                     zlb_stream_t s, zlb_error_t *err);
+  /* Kernel activity tracing (CUPTI on CUDA); NULL where there is none.
+   * trace_begin starts collecting kernel spans, trace_now reads the
+   * tracer's clock (the spans' time base), trace_end stops and hands every
+   * span collected since trace_begin to the caller (free() them). */
+  int (*trace_begin)(zlb_backend_t *b, zlb_error_t *err);
+  int (*trace_now)(zlb_backend_t *b, uint64_t *ns, zlb_error_t *err);
+  int (*trace_end)(zlb_backend_t *b, zlb_trace_span_t **spans, size_t *n,
+                   zlb_error_t *err);
+  /* Clocks, temperature, power and throttle reasons of the selected
+   * device; NULL where the backend cannot read them. */
+  int (*clocks)(zlb_backend_t *b, zlb_clocks_t *out, zlb_error_t *err);
 } zlb_backend_vtbl_t;
 
 /* A registry entry: everything known about a backend, implemented or not. */

@@ -18,8 +18,18 @@ extern "C" {
 typedef enum zlb_timer_kind {
   ZLB_TIMER_AUTO = 0, /* graph where the backend can, else direct */
   ZLB_TIMER_GRAPH,
-  ZLB_TIMER_DIRECT
+  ZLB_TIMER_DIRECT,
+  ZLB_TIMER_CUPTI     /* kernel-only time from the backend's activity tracer */
 } zlb_timer_kind_t;
+
+/* When sampling stops. */
+typedef enum zlb_stop {
+  ZLB_STOP_BUDGET = 0, /* the rep_ms budget, as do_bench */
+  ZLB_STOP_NOISE       /* relative spread under max_noise (NVBench's stdrel) */
+} zlb_stop_t;
+
+const char *zlb_stop_name(zlb_stop_t s);
+int zlb_stop_parse(const char *s, zlb_stop_t *out);
 
 typedef enum zlb_return_mode {
   ZLB_RET_MEDIAN = 0,
@@ -65,10 +75,17 @@ typedef struct zlb_timing_opts {
   double graph_replay_ms;    /* target duration of one replay */
   int graph_min_replays;     /* at least this many timed replays */
   int max_samples;           /* cap on direct samples per call */
+  zlb_stop_t stop;
+  double max_noise;          /* noise stop: target relative stdev (0.005 = 0.5 %) */
+  int min_samples;           /* noise stop: at least this many samples */
+  double min_time_ms;        /* noise stop: at least this much measured time */
+  double timeout_ms;         /* noise stop: wall-clock limit of the sampling */
+  int trace_max_samples;     /* cap on traced (CUPTI) samples per call */
 } zlb_timing_opts_t;
 
 /** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
- * replay target 1 ms, at least 10 replays, 10000 samples. */
+ * replay target 1 ms, at least 10 replays, 10000 samples; budget stop;
+ * for the noise stop 0.5 %, 10 samples, 2 ms, 100 ms; 500 traced samples. */
 void zlb_timing_opts_default(zlb_timing_opts_t *o);
 
 typedef struct zlb_measurement {
@@ -84,6 +101,9 @@ typedef struct zlb_measurement {
   int graph_launches;       /* K: launches per graph (graph timer) */
   int replays;              /* timed replays (graph timer) */
   char note[192];           /* e.g. "repeat=5 skipped: quantiles requested" */
+  double noise;             /* relative stdev of the samples (NAN under 5 samples) */
+  double wall_s;            /* wall time the measurement took */
+  int noise_met;            /* noise stop: the target was reached (0: stabilised or timed out) */
 } zlb_measurement_t;
 
 void zlb_measurement_release(zlb_measurement_t *m);
@@ -127,6 +147,21 @@ int zlb_time_direct_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l
 int zlb_time_direct(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                     const zlb_timing_opts_t *o, zlb_flush_t *flush,
                     zlb_measurement_t *m, zlb_error_t *err);
+
+/**
+ * The CUPTI timer: like the direct timer (estimate, warm-up, repeat,
+ * statistics), but each sample is the sum of the GPU execution times of
+ * every kernel the call launched, from the backend's activity tracer; the
+ * L2 flush before each call is outside the traced interval. Calls are
+ * synchronised one by one so that each kernel belongs to one call.
+ * ZLB_EUNSUPPORTED where the backend has no tracer.
+ */
+int zlb_time_trace(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                   const zlb_timing_opts_t *o, zlb_flush_t *flush,
+                   zlb_measurement_t *m, zlb_error_t *err);
+
+/** Relative standard deviation (stdev / mean), NAN for fewer than 5 values. */
+double zlb_stats_noise(const double *v, size_t n);
 
 /* Where a capture attempt failed. */
 typedef enum zlb_graph_phase {

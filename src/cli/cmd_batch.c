@@ -94,8 +94,9 @@ static void usage(FILE *f) {
           "  --lib PATH            another operator library (repeatable; env ZL_OP_LIBS)\n"
           "  -h, --help            this text\n\n"
           "run options passed to every child (see zlbench run --help):\n"
-          "  --timer --repeat --warmup-ms --rep-ms --return-mode --quantiles --deny-capture\n"
-          "  --deny-file --no-flush --autotune --seed --shape-file --level\n\n"
+          "  --timer --repeat --warmup-ms --rep-ms --return-mode --quantiles --stop --max-noise\n"
+          "  --min-samples --min-time-ms --timeout-ms --deny-capture --deny-file --no-flush\n"
+          "  --autotune --seed --shape-file --level\n\n"
           "exit codes: 0 every operator ok, 1 some failed, 2 usage or input error,\n"
           "3 backend unavailable, 6 cannot write results, 130 interrupted (rerun to resume)\n");
 }

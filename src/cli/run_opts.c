@@ -15,13 +15,20 @@ const char zlb_cli_run_options_help[] =
     "  --shape-file FILE     shape file, ours or FlagGems' core_shapes.yaml (env ZL_SHAPE_FILE;\n"
     "                        default assets/shapes.yaml, assets/shapes_host.yaml on host)\n"
     "  --level LEVEL         core or comprehensive (default core)\n"
-    "  --timer TIMER         auto, graph or direct (env ZL_TIMER; default auto: graph where the\n"
-    "                        backend has reliable graphs, else direct)\n"
+    "  --timer TIMER         auto, graph, direct or cupti (env ZL_TIMER; default auto: graph\n"
+    "                        where the backend has reliable graphs, else direct; cupti: kernel-only\n"
+    "                        time from the activity tracer)\n"
     "  --repeat N            direct measurements per row, median over them (env ZL_DIRECT_REPEAT;\n"
     "                        default 1; skipped for --quantiles and --return-mode all)\n"
     "  --warmup-ms MS        warm-up budget per measurement (env ZL_WARMUP_MS; default 10)\n"
     "  --rep-ms MS           measurement budget (env ZL_REP_MS; default 40)\n"
     "  --return-mode MODE    median, mean, min, max or all (default median)\n"
+    "  --stop RULE           budget (sample for --rep-ms, as do_bench) or noise (until the\n"
+    "                        relative spread is under --max-noise; env ZL_STOP; default budget)\n"
+    "  --max-noise PCT       noise target in percent (default 0.5)\n"
+    "  --min-samples N       noise stop: at least N samples (default 10)\n"
+    "  --min-time-ms MS      noise stop: at least this much measured time (default 2)\n"
+    "  --timeout-ms MS       noise stop: wall-clock limit per measurement (default 100)\n"
     "  --quantiles Q,...     report these quantiles (0..1) instead of one value\n"
     "  --deny-capture OPS    comma-separated operators never to capture (env ZL_DENY_CAPTURE;\n"
     "                        assets/capture_deny.yaml is always read too)\n"
@@ -45,6 +52,7 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
   x->env_dtypes = getenv("DTYPES");
   x->env_repeat = getenv("ZL_DIRECT_REPEAT");
   x->env_timer = getenv("ZL_TIMER");
+  x->env_stop = getenv("ZL_STOP");
   x->env_autotune = getenv("ZL_AUTOTUNE");
   x->env_seed = getenv("ZL_SEED");
   x->env_warmup = getenv("ZL_WARMUP_MS");
@@ -86,7 +94,7 @@ static int set_onoff(const char *opt, const char *v, int *out) {
 
 static int set_timer(const char *opt, const char *v, zlb_timer_kind_t *t) {
   if (zlb_timer_parse(v, t))
-    return bad(opt, v, "auto, graph or direct");
+    return bad(opt, v, "auto, graph, direct or cupti");
   return 1;
 }
 
@@ -164,6 +172,29 @@ int zlb_cli_run_opt(int argc, char **argv, int *i, zlb_run_opts_t *o,
       return bad("--return-mode", v, "median, mean, min, max or all");
     return 1;
   }
+  if (OPT("--stop")) {
+    if (r < 0)
+      return r;
+    if (zlb_stop_parse(v, &o->timing.stop))
+      return bad("--stop", v, "budget or noise");
+    x->stop_given = 1;
+    return 1;
+  }
+  if (OPT("--max-noise")) {
+    double pct;
+    if (r < 0)
+      return r;
+    if (zlb_parse_double(v, &pct) || pct <= 0 || pct > 100)
+      return bad("--max-noise", v, "a percentage in (0, 100]");
+    o->timing.max_noise = pct / 100.0;
+    return 1;
+  }
+  if (OPT("--min-samples"))
+    return r < 0 ? r : set_positive_int("--min-samples", v, &o->timing.min_samples);
+  if (OPT("--min-time-ms"))
+    return r < 0 ? r : set_ms("--min-time-ms", v, &o->timing.min_time_ms);
+  if (OPT("--timeout-ms"))
+    return r < 0 ? r : set_ms("--timeout-ms", v, &o->timing.timeout_ms);
   if (OPT("--quantiles"))
     return r < 0 ? r : set_quantiles(v, &o->timing);
   if (OPT("--deny-capture"))
@@ -199,6 +230,10 @@ int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
   if (!x->repeat_given && x->env_repeat && *x->env_repeat &&
       set_positive_int("ZL_DIRECT_REPEAT", x->env_repeat, &o->timing.repeat) < 0)
     return -1;
+  if (!x->stop_given && x->env_stop && *x->env_stop && zlb_stop_parse(x->env_stop, &o->timing.stop)) {
+    zlb_cli_errorf("invalid value '%s' for ZL_STOP: expected budget or noise", x->env_stop);
+    return -1;
+  }
   if (!x->timer_given && x->env_timer && *x->env_timer &&
       set_timer("ZL_TIMER", x->env_timer, &o->timer) < 0)
     return -1;

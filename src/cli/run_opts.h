@@ -8,9 +8,9 @@ typedef struct zlb_cli_run_extra {
   zlb_strvec_t deny, libs;
   const char *color;
   const char *env_dtypes, *env_repeat, *env_timer, *env_autotune, *env_seed,
-      *env_warmup, *env_rep;
+      *env_warmup, *env_rep, *env_stop;
   int dtypes_given, repeat_given, timer_given, autotune_given, seed_given,
-      warmup_given, rep_given;
+      warmup_given, rep_given, stop_given;
 } zlb_cli_run_extra_t;
 
 extern const char zlb_cli_run_options_help[];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_int.h"
 #include "device_int.h"
 #include "zlbench/base.h"
 
@@ -69,6 +70,7 @@ enum {
   X(memset_async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream)) \
   X(memcpy_htod, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t)) \
   X(memcpy_dtoh, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))   \
+  X(memcpy_dtod, "cuMemcpyDtoDAsync_v2", (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
   X(capture_begin, "cuStreamBeginCapture_v2", (CUstream, int))       \
   X(capture_end, "cuStreamEndCapture", (CUstream, CUgraph *))        \
   X(graph_instantiate, "cuGraphInstantiateWithFlags", (CUgraphExec *, CUgraph, unsigned long long)) \
@@ -100,20 +102,13 @@ struct cuda_state {
 
 static const char *const cuda_sonames[] = {"libcuda.so.1", NULL};
 
-/* dlsym returns an object pointer; POSIX guarantees it converts to a
- * function pointer, ISO C does not, so copy the bits. */
-static void bind(void *h, const char *sym, void *slot, size_t size) {
-  void *p = dlsym(h, sym);
-  memcpy(slot, &p, size < sizeof(p) ? size : sizeof(p));
-}
-
 static void load_api(void) {
   void *h = zlb__dlopen_first(cuda_sonames, "cuda", NULL, &load_error);
   CUresult r;
   if (!h)
     return;
 #define X(field, sym, params)                                                   \
-  bind(h, sym, &api.field, sizeof(api.field));                                  \
+  zlb__bind(h, sym, &api.field, sizeof(api.field));                                  \
   if (!api.field) {                                                             \
     zlb_error_set(&load_error, ZLB_EUNAVAIL,                                    \
                   "backend 'cuda': libcuda.so.1 lacks '%s' (driver too old?)", sym); \
@@ -121,9 +116,9 @@ static void load_api(void) {
   }
   CUDA_SYMBOLS(X)
 #undef X
-  bind(h, "cuEventElapsedTime_v2", &api.event_elapsed, sizeof(api.event_elapsed));
+  zlb__bind(h, "cuEventElapsedTime_v2", &api.event_elapsed, sizeof(api.event_elapsed));
   if (!api.event_elapsed)
-    bind(h, "cuEventElapsedTime", &api.event_elapsed, sizeof(api.event_elapsed));
+    zlb__bind(h, "cuEventElapsedTime", &api.event_elapsed, sizeof(api.event_elapsed));
   if (!api.event_elapsed) {
     zlb_error_set(&load_error, ZLB_EUNAVAIL,
                   "backend 'cuda': libcuda.so.1 lacks 'cuEventElapsedTime'");
@@ -187,22 +182,6 @@ static int cuda_device_count(zlb_backend_t *b, int *n, zlb_error_t *err) {
   return 0;
 }
 
-/* NVML's driver string ("580.159.04") is what people quote; the driver API
- * only knows the CUDA version it supports. */
-static void nvml_driver(char *buf, size_t len) {
-  void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  int (*init)(void), (*ver)(char *, unsigned);
-  if (!h)
-    return;
-  bind(h, "nvmlInit_v2", &init, sizeof(init));
-  bind(h, "nvmlSystemGetDriverVersion", &ver, sizeof(ver));
-  if (init && ver && init() == 0) {
-    char v[96] = {0};
-    if (ver(v, sizeof(v)) == 0)
-      zlb_strlcpy(buf, v, len);
-  }
-}
-
 static void runtime_version(char *buf, size_t len) {
   static const char *const names[] = {"libcudart.so.13", "libcudart.so.12",
                                       "libcudart.so", NULL};
@@ -212,7 +191,7 @@ static void runtime_version(char *buf, size_t len) {
     int v = 0;
     if (!h)
       continue;
-    bind(h, "cudaRuntimeGetVersion", &get, sizeof(get));
+    zlb__bind(h, "cudaRuntimeGetVersion", &get, sizeof(get));
     if (get && get(&v) == 0) {
       snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
       return;
@@ -253,7 +232,9 @@ static int cuda_device_info(zlb_backend_t *b, int index, zlb_device_info_t *info
     info->l2_bytes = (size_t)v;
   snprintf(info->driver_version, sizeof(info->driver_version), "cuda %d.%d",
            api.driver / 1000, (api.driver % 1000) / 10);
-  nvml_driver(info->driver_version, sizeof(info->driver_version));
+  /* NVML's string ("580.159.04") is what people quote; the driver API
+   * only knows the CUDA version it supports. */
+  zlb__nvml_driver_version(info->driver_version, sizeof(info->driver_version));
   runtime_version(info->runtime_version, sizeof(info->runtime_version));
   return 0;
 }
@@ -379,6 +360,35 @@ static int cuda_dtoh(zlb_backend_t *b, void *dst, const void *src, size_t bytes,
   return 0;
 }
 
+static int cuda_dtod(zlb_backend_t *b, void *dst, const void *src, size_t bytes,
+                     zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  if (bytes)
+    CU("cuMemcpyDtoDAsync", api.memcpy_dtod((CUdeviceptr)(uintptr_t)dst,
+                                            (CUdeviceptr)(uintptr_t)src, bytes, (CUstream)s));
+  return 0;
+}
+
+static int cuda_trace_begin(zlb_backend_t *b, zlb_error_t *err) {
+  (void)b;
+  return zlb__cupti_begin(err);
+}
+
+static int cuda_trace_now(zlb_backend_t *b, uint64_t *ns, zlb_error_t *err) {
+  (void)b;
+  return zlb__cupti_now(ns, err);
+}
+
+static int cuda_trace_end(zlb_backend_t *b, zlb_trace_span_t **spans, size_t *n,
+                          zlb_error_t *err) {
+  (void)b;
+  return zlb__cupti_end(spans, n, err);
+}
+
+static int cuda_clocks(zlb_backend_t *b, zlb_clocks_t *out, zlb_error_t *err) {
+  return zlb__nvml_clocks(b->info.uuid, out, err);
+}
+
 static int cuda_capture_begin(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
   (void)b;
   /* Thread-local mode: unsafe calls from this thread fail the capture
@@ -488,6 +498,11 @@ static const zlb_backend_vtbl_t cuda_vtbl = {
     .sync = cuda_sync,
     .health_probe = cuda_health_probe,
     .error_name = cuda_error_name,
+    .memcpy_dtod = cuda_dtod,
+    .trace_begin = cuda_trace_begin,
+    .trace_now = cuda_trace_now,
+    .trace_end = cuda_trace_end,
+    .clocks = cuda_clocks,
 };
 
 static const char *const cuda_aliases[] = {"nvidia", "gpu", NULL};
@@ -531,7 +546,7 @@ const zlb_backend_desc_t zlb__backend_cuda = {
     .visibility_env = "CUDA_VISIBLE_DEVICES",
     .also_env = NULL,
     .caps = ZLB_CAP_GRAPH | ZLB_CAP_EVENTS | ZLB_CAP_RNG_STATE | ZLB_CAP_ASYNC |
-            ZLB_CAP_L2_FLUSH,
+            ZLB_CAP_L2_FLUSH | ZLB_CAP_TRACE,
     .classify = cuda_classify,
     .nclassify = sizeof(cuda_classify) / sizeof(cuda_classify[0]),
     .flush_bytes = 256u << 20, /* Triton's 256 MiB: well beyond any L2 */

@@ -189,6 +189,12 @@ static int host_memcpy(zlb_backend_t *b, void *dst, const void *src, size_t byte
   return 0;
 }
 
+static int host_dtod(zlb_backend_t *b, void *dst, const void *src, size_t bytes,
+                     zlb_stream_t s, zlb_error_t *err) {
+  (void)s;
+  return host_memcpy(b, dst, src, bytes, err);
+}
+
 static int host_sync(zlb_backend_t *b, zlb_error_t *err) {
   (void)b;
   (void)err;
@@ -217,6 +223,7 @@ static const zlb_backend_vtbl_t host_vtbl = {
     .memcpy_dtoh = host_memcpy,
     .sync = host_sync,
     .health_probe = host_sync,
+    .memcpy_dtod = host_dtod,
 };
 
 static const char *const host_aliases[] = {"cpu", NULL};

@@ -275,14 +275,36 @@ int zlb__describe_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   return rc;
 }
 
-static void fill_rates(zlb__run_t *r, zlb__row_t *row) {
-  (void)r;
+static void fill_rates(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   row->speedup = row->cand_ms > 0 ? row->base_ms / row->cand_ms : NAN;
   row->gbps = row->bytes > 0 && row->cand_ms > 0 ? row->bytes / (row->cand_ms * 1e-3) / 1e9 : NAN;
   row->tflops = row->flops > 0 && row->cand_ms > 0
                     ? row->flops / (row->cand_ms * 1e-3) / 1e12
                     : NAN;
-  row->pct_peak = NAN;
+  row->pct_peak = zlb__peaks_pct(r, dt, row->bytes, row->flops, row->cand_ms);
+  row->noise = row->m[1].noise;
+}
+
+/* Clocks before and after the case; a power or thermal slowdown reported
+ * at either end flags the row. */
+static void read_clocks(zlb__run_t *r, zlb__row_t *row, int which) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  if (!r->b->v->clocks || r->b->v->clocks(r->b, &row->clk[which], &e))
+    return;
+  row->have_clocks |= 1 << which;
+}
+
+static void flag_throttle(zlb__row_t *row) {
+  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
+  const char *why = row->clk[0].throttled ? row->clk[0].why : row->clk[1].why;
+  if (!((row->have_clocks & 1) && row->clk[0].throttled) &&
+      !((row->have_clocks & 2) && row->clk[1].throttled))
+    return;
+  if (strcmp(row->marker, "-"))
+    zlb_strbuf_addf(&sb, "%s+", row->marker);
+  zlb_strbuf_addf(&sb, "throttled(%s)", why);
+  zlb_strlcpy(row->marker, sb.buf, sizeof(row->marker));
+  zlb_strbuf_release(&sb);
 }
 
 static void timer_column(zlb__row_t *row, const char *mark[2]) {
@@ -361,6 +383,7 @@ int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     goto out;
   }
 
+  read_clocks(r, row, 0);
   for (int w = 0; w < 2; w++) {
     struct launch_ctx lc = {r, &c, w};
     zlb_launch_t l = {call_impl, rng_guard, &lc};
@@ -388,12 +411,14 @@ int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
       goto out;
     }
   }
+  read_clocks(r, row, 1);
   row->ok = 1;
   row->base_ms = row->m[0].value_ms;
   row->cand_ms = row->m[1].value_ms;
   row->samples = (int)row->m[1].nsamples;
   timer_column(row, marks);
-  fill_rates(r, row);
+  fill_rates(r, dt, row);
+  flag_throttle(row);
   if (row->m[1].note[0])
     zlb_strlcpy(row->note, row->m[1].note, sizeof(row->note));
 

@@ -60,6 +60,18 @@ static void device_json(zlb_jw_t *jw, const zlb_backend_t *b) {
   zlb_jw_object_end(jw);
 }
 
+static void clocks_json(zlb_jw_t *jw, const char *key, const zlb_clocks_t *c) {
+  zlb_jw_key_object(jw, key);
+  zlb_jw_key_int(jw, "sm_mhz", c->sm_mhz);
+  zlb_jw_key_int(jw, "mem_mhz", c->mem_mhz);
+  zlb_jw_key_int(jw, "temp_c", c->temp_c);
+  zlb_jw_key_int(jw, "power_mw", c->power_mw);
+  zlb_jw_key_int(jw, "event_reasons", (long long)c->reasons);
+  zlb_jw_key_bool(jw, "throttled", c->throttled);
+  zlb_jw_key_string(jw, "why", c->why);
+  zlb_jw_object_end(jw);
+}
+
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   const zlb_run_opts_t *o = r->o;
   zlb_jw_t jw;
@@ -100,6 +112,13 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_object_end(&jw);
   zlb_jw_key_int(&jw, "graph_max_launches", r->timing.graph_max_launches);
   zlb_jw_key_double(&jw, "graph_replay_ms", r->timing.graph_replay_ms);
+  zlb_jw_key_string(&jw, "stop", zlb_stop_name(r->timing.stop));
+  if (r->timing.stop == ZLB_STOP_NOISE) {
+    zlb_jw_key_double(&jw, "max_noise", r->timing.max_noise);
+    zlb_jw_key_int(&jw, "min_samples", r->timing.min_samples);
+    zlb_jw_key_double(&jw, "min_time_ms", r->timing.min_time_ms);
+    zlb_jw_key_double(&jw, "timeout_ms", r->timing.timeout_ms);
+  }
   zlb_jw_key_string(&jw, "autotune", o->autotune ? "on" : "off");
   zlb_jw_key_bool(&jw, "capture_denied", r->deny);
   zlb_jw_key_string(&jw, "capture_deny_source", r->deny ? r->deny_source : NULL);
@@ -114,10 +133,28 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_int(&jw, "count", (long long)r->shapes.n);
   zlb_jw_object_end(&jw);
   zlb_jw_key_int(&jw, "seed", (long long)o->seed);
+  zlb_jw_key_object(&jw, "peaks");
+  zlb_jw_key_double(&jw, "bandwidth_gbps", r->peaks.gbps);
+  zlb_jw_key_object(&jw, "tflops");
+  for (int d = 0; d < ZLB_DT_COUNT; d++)
+    if (r->peaks.tflops[d] > 0)
+      zlb_jw_key_double(&jw, zlb_dtype_name((zlb_dtype_t)d), r->peaks.tflops[d]);
+  zlb_jw_object_end(&jw);
+  zlb_jw_key_string(&jw, "measured", r->peaks.measured);
+  zlb_jw_key_string(&jw, "source", r->peaks.source);
+  zlb_jw_object_end(&jw);
+  if (r->b->v->clocks)
+    clocks_json(&jw, "clocks_start", &r->clocks_start);
   zlb_jw_key_string(&jw, "started", r->started);
   if (final) {
     zlb_iso8601_now(now, sizeof(now));
     zlb_jw_key_string(&jw, "finished", now);
+    if (r->b->v->clocks && !r->res->fatal) {
+      zlb_clocks_t c;
+      zlb_error_t ce = ZLB_ERROR_INIT;
+      if (!r->b->v->clocks(r->b, &c, &ce))
+        clocks_json(&jw, "clocks_end", &c);
+    }
     zlb_jw_key_object(&jw, "result");
     zlb_jw_key_int(&jw, "rows", r->res->rows);
     zlb_jw_key_int(&jw, "success", r->res->ok);
@@ -148,6 +185,8 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb_measuremen
   zlb_jw_key_int(jw, "graph_launches", m->graph_launches);
   zlb_jw_key_int(jw, "replays", m->replays);
   zlb_jw_key_int(jw, "sample_count", (long long)m->nsamples);
+  zlb_jw_key_double(jw, "noise", m->noise);
+  zlb_jw_key_double(jw, "wall_s", m->wall_s);
   if (m->nquantiles) {
     zlb_jw_key_array(jw, "quantiles");
     for (int i = 0; i < m->nquantiles; i++)
@@ -182,6 +221,12 @@ void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row) {
   zlb_jw_key_string(jw, "marker", row->marker);
   zlb_jw_key_string(jw, "config", row->config[0] ? row->config : NULL);
   zlb_jw_key_string(jw, "error", row->ok ? NULL : row->note);
+  zlb_jw_key_double(jw, "pct_peak", row->pct_peak);
+  zlb_jw_key_double(jw, "noise", row->noise);
+  if (row->have_clocks & 1)
+    clocks_json(jw, "clocks_before", &row->clk[0]);
+  if (row->have_clocks & 2)
+    clocks_json(jw, "clocks_after", &row->clk[1]);
   measurement_json(jw, "baseline", &row->m[0], r->op->baseline.name);
   measurement_json(jw, "candidate", &row->m[1], r->op->candidate.name);
   zlb_jw_object_end(jw);

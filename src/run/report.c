@@ -60,9 +60,22 @@ void zlb__banner_start(zlb__run_t *r) {
             r->timing.repeat, r->o->autotune ? "on" : "off");
   zlb__emit(r, "l2=%s  dtypes=%s  level=%s  shapes=%s[%s]\n", l2, dts.buf,
             r->o->level ? "comprehensive" : "core", r->shapes.source, r->shapes.key);
-  zlb__emit(r, "baseline=%s  candidate=%s  return=%s%s%s\n", r->op->baseline.name,
+  zlb__emit(r, "baseline=%s  candidate=%s  return=%s  stop=%s%s%s\n", r->op->baseline.name,
             r->op->candidate.name, zlb_return_mode_name(r->timing.return_mode),
-            r->deny ? "  capture=denied by " : "", r->deny ? r->deny_source : "");
+            zlb_stop_name(r->timing.stop), r->deny ? "  capture=denied by " : "",
+            r->deny ? r->deny_source : "");
+  {
+    char bw[32] = "-", fl[96] = "";
+    zlb_strbuf_t f = ZLB_STRBUF_INIT;
+    if (r->peaks.gbps > 0)
+      snprintf(bw, sizeof(bw), "%.0f GB/s", r->peaks.gbps);
+    for (int k = 0; k < ZLB_DT_COUNT; k++)
+      if (r->peaks.tflops[k] > 0)
+        zlb_strbuf_addf(&f, " %s=%.0f", zlb_dtype_name((zlb_dtype_t)k), r->peaks.tflops[k]);
+    zlb_strlcpy(fl, f.buf, sizeof(fl));
+    zlb_strbuf_release(&f);
+    zlb__emit(r, "peaks: bandwidth %s%s%s\n", bw, fl[0] ? ", TFLOP/s" : "", fl);
+  }
   zlb__emit(r, "started %s\n", r->started);
   zlb__emit(r, "%s%s%s\n", zlb__sty(r, STY_BOLD), RULE, zlb__sty(r, STY_NONE));
   zlb_strbuf_release(&dts);
@@ -86,7 +99,7 @@ void zlb__banner_end(zlb__run_t *r) {
 }
 
 /* Column layout. Labels are what parsers match (docs/formats.md). */
-#define HDR_FMT "%-8s %14s %15s %9s %10s %9s %7s  %-7s %8s  %-14s %-12s  %s\n"
+#define HDR_FMT "%-8s %14s %15s %9s %10s %9s %7s  %-7s %8s %7s  %-14s %-12s  %s\n"
 
 void zlb__table_begin(zlb__run_t *r, zlb_dtype_t dt, const char *legend) {
   char hdr[512];
@@ -99,7 +112,7 @@ void zlb__table_begin(zlb__run_t *r, zlb_dtype_t dt, const char *legend) {
     zlb__emit(r, "Inputs common to every row: %s\n", legend);
   n = (size_t)snprintf(hdr, sizeof(hdr), HDR_FMT, "Status", "Baseline (ms)",
                        "Candidate (ms)", "Speedup", "GB/s", "TFLOP/s", "%Peak", "Timer",
-                       "Samples", "Config", "Marker", "Size Detail");
+                       "Samples", "Noise%", "Config", "Marker", "Size Detail");
   zlb__emit(r, "%s", hdr);
   if (n > 1 && n < sizeof(hdr)) {
     memset(hdr, '-', n - 1);
@@ -116,7 +129,7 @@ static void num(char *buf, size_t len, double v, const char *fmt) {
 }
 
 void zlb__table_row(zlb__run_t *r, const zlb__row_t *row) {
-  char b[32], c[32], s[32], g[32], t[32], p[32], n[16];
+  char b[32], c[32], s[32], g[32], t[32], p[32], n[16], z[16];
   num(b, sizeof(b), row->base_ms, "%.6f");
   num(c, sizeof(c), row->cand_ms, "%.6f");
   num(s, sizeof(s), row->speedup, "%.3f");
@@ -124,10 +137,11 @@ void zlb__table_row(zlb__run_t *r, const zlb__row_t *row) {
   num(t, sizeof(t), row->tflops, "%.3f");
   num(p, sizeof(p), row->pct_peak, "%.1f");
   snprintf(n, sizeof(n), "%d", row->samples);
-  zlb__emit(r, "%s%-8s%s %14s %15s %9s %10s %9s %7s  %-7s %8s  %-14s %s%-12s%s  %s\n",
+  num(z, sizeof(z), row->ok ? row->noise * 100.0 : NAN, "%.2f");
+  zlb__emit(r, "%s%-8s%s %14s %15s %9s %10s %9s %7s  %-7s %8s %7s  %-14s %s%-12s%s  %s\n",
             zlb__sty(r, row->ok ? STY_OK : STY_FAIL), row->ok ? "SUCCESS" : "FAILED",
             zlb__sty(r, STY_NONE), b, c, s, g, t, p, row->timer[0] ? row->timer : "-",
-            n, row->config[0] ? row->config : "-",
+            n, z, row->config[0] ? row->config : "-",
             strcmp(row->marker, "-") ? zlb__sty(r, row->ok ? STY_WARN : STY_FAIL) : "",
             row->marker[0] ? row->marker : "-",
             strcmp(row->marker, "-") ? zlb__sty(r, STY_NONE) : "",

@@ -192,9 +192,11 @@ static int measure(zlb__run_t *r, zlb_error_t *stop) {
     }
     zlb__fold_details(rows, n, legend, sizeof(legend));
     zlb__table_begin(r, dt, legend);
-    if (r->json.out.len)
-      zlb_jw_object_begin(&r->json), zlb_jw_key_string(&r->json, "dtype", zlb_dtype_name(dt)),
-          zlb_jw_key_array(&r->json, "rows");
+    if (r->json.out.len) {
+      zlb_jw_object_begin(&r->json);
+      zlb_jw_key_string(&r->json, "dtype", zlb_dtype_name(dt));
+      zlb_jw_key_array(&r->json, "rows");
+    }
     for (size_t i = 0; i < n; i++) {
       char detail[256];
       if (r->o->interrupted && *r->o->interrupted) {
@@ -218,8 +220,10 @@ static int measure(zlb__run_t *r, zlb_error_t *stop) {
       if (stop->code)
         break;
     }
-    if (r->json.out.len)
-      zlb_jw_array_end(&r->json), zlb_jw_object_end(&r->json);
+    if (r->json.out.len) {
+      zlb_jw_array_end(&r->json);
+      zlb_jw_object_end(&r->json);
+    }
     if (r->res->interrupted)
       break;
   }
@@ -277,6 +281,11 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
   if ((rc = r.b->v->stream_create(r.b, &r.stream, err)) ||
       (rc = zlb_flush_init(&r.flush, r.b, r.timing.flush_bytes, err)))
     goto out;
+  zlb__peaks_resolve(&r);
+  if (r.b->v->clocks) {
+    zlb_error_t ce = ZLB_ERROR_INIT;
+    r.b->v->clocks(r.b, &r.clocks_start, &ce);
+  }
   if ((rc = zlb__write_identity(&r, 0, err)))
     goto out;
   if (o->json_path) {

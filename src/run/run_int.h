@@ -24,7 +24,18 @@ typedef struct zlb__row {
   char note[1024];          /* why it failed */
   zlb_measurement_t m[2];
   double bytes, flops;
+  double noise;             /* candidate's relative spread */
+  int have_clocks;
+  zlb_clocks_t clk[2];      /* before and after the case */
 } zlb__row_t;
+
+/* Measured device ceilings (peaks.c). */
+typedef struct zlb__peaks {
+  double gbps;                   /* copy bandwidth, GB/s (reads + writes) */
+  double tflops[ZLB_DT_COUNT];   /* vendor GEMM per dtype */
+  char measured[32];
+  char source[512];              /* cache file, or "measured now" */
+} zlb__peaks_t;
 
 typedef struct zlb__run {
   const zlb_run_opts_t *o;
@@ -50,6 +61,9 @@ typedef struct zlb__run {
   char started[32];
   double t0;
   zlb_run_result_t *res;
+  zlb__peaks_t peaks;
+  const zlb_op_t *ops_mm;   /* the GEMM used for the FLOP ceiling */
+  zlb_clocks_t clocks_start;
 } zlb__run_t;
 
 /* report.c: terminal text and run.log */
@@ -69,6 +83,12 @@ int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
 /* Describe a case without allocating (for details and legends). */
 int zlb__describe_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
                        zlb__row_t *row);
+
+/* peaks.c */
+void zlb__peaks_resolve(zlb__run_t *r);
+/* Roofline % of peak for a case; NAN without ceilings. */
+double zlb__peaks_pct(const zlb__run_t *r, zlb_dtype_t dt, double bytes, double flops,
+                      double ms);
 
 /* identity.c */
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err);

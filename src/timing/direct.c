@@ -1,23 +1,23 @@
 /* The direct timer: Triton's do_bench method re-expressed over the backend
- * vtable (reference/timing-anchors.md sections 1.1 and 5), plus repeat over
- * calls (ZL_DIRECT_REPEAT) and the L2 flush buffer. */
+ * vtable (reference/timing-anchors.md sections 1.1 and 5): an estimate from
+ * flushed calls, warm-up and sample counts from ms budgets, an L2 flush
+ * before every timed call, one event pair per call, one synchronisation per
+ * chunk of samples. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "timing_int.h"
 #include "zlbench/base.h"
-#include "zlbench/timing.h"
 
-int zlb_flush_init(zlb_flush_t *f, zlb_backend_t *b, size_t bytes,
-                   zlb_error_t *err) {
+int zlb_flush_init(zlb_flush_t *f, zlb_backend_t *b, size_t bytes, zlb_error_t *err) {
   f->buf = NULL;
   f->bytes = 0;
   if (!bytes)
     return 0;
   if (b->v->mem_alloc(b, bytes, &f->buf, err))
-    return zlb_error_prefix(err, "cannot allocate the %zu-byte L2 flush buffer",
-                            bytes);
+    return zlb_error_prefix(err, "cannot allocate the %zu-byte L2 flush buffer", bytes);
   f->bytes = bytes;
   return 0;
 }
@@ -31,17 +31,10 @@ void zlb_flush_release(zlb_flush_t *f, zlb_backend_t *b) {
 
 /* Writing the whole buffer evicts everything else from the caches; the
  * memset is enqueued before the start event, so it is not timed. */
-static int flush_now(zlb_backend_t *b, zlb_flush_t *f, zlb_stream_t s,
-                     zlb_error_t *err) {
+static int flush_now(zlb_backend_t *b, zlb_flush_t *f, zlb_stream_t s, zlb_error_t *err) {
   if (!f || !f->buf)
     return 0;
   return b->v->memset_async(b, f->buf, 0, f->bytes, s, err);
-}
-
-static void append_samples(zlb_measurement_t *m, const double *v, size_t n) {
-  m->samples = zlb_xrealloc(m->samples, (m->nsamples + n) * sizeof(double));
-  memcpy(m->samples + m->nsamples, v, n * sizeof(double));
-  m->nsamples += n;
 }
 
 static void destroy_events(zlb_backend_t *b, zlb_event_t *ev, size_t n) {
@@ -53,25 +46,39 @@ static void destroy_events(zlb_backend_t *b, zlb_event_t *ev, size_t n) {
   free(ev);
 }
 
-int zlb_time_direct_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
-                         const zlb_timing_opts_t *o, zlb_flush_t *flush,
-                         zlb_measurement_t *m, double *value, zlb_error_t *err) {
-  zlb_event_t *ev = NULL;
-  double *samples = NULL, est_ms = 0.0, ms;
-  size_t n_ev = 0;
-  long n_warm, n_rep;
+/* `k` timed calls: everything enqueued, then one synchronisation. */
+static int chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                 zlb_flush_t *flush, size_t k, zlb__samples_t *out, zlb_error_t *err) {
+  zlb_event_t *ev = zlb_xcalloc(2 * k, sizeof(*ev));
+  double ms;
+  int rc = 0;
+  for (size_t i = 0; i < 2 * k && !rc; i++)
+    rc = b->v->event_create(b, &ev[i], err);
+  for (size_t i = 0; i < k && !rc; i++) {
+    if ((rc = flush_now(b, flush, s, err)) || (rc = b->v->event_record(b, ev[2 * i], s, err)) ||
+        (rc = l->call(l->ctx, s, err)) || (rc = b->v->event_record(b, ev[2 * i + 1], s, err)))
+      break;
+  }
+  if (!rc)
+    rc = b->v->stream_sync(b, s, err);
+  for (size_t i = 0; i < k && !rc; i++)
+    if (!(rc = b->v->event_elapsed(b, ev[2 * i], ev[2 * i + 1], &ms, err)))
+      zlb__samples_push(out, ms);
+  destroy_events(b, ev, 2 * k);
+  return rc;
+}
+
+/* First call, then the estimate: 5 flushed calls between one event pair.
+ * It includes the flush, as do_bench's does, so it errs on the side of
+ * fewer samples. */
+int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                    zlb_flush_t *flush, double *est_ms, zlb_error_t *err) {
+  zlb_event_t ev[2] = {NULL, NULL};
+  double ms = 0;
   int rc;
-
-  /* First call outside everything: module loads, lazy init. */
   if ((rc = l->call(l->ctx, s, err)) || (rc = b->v->stream_sync(b, s, err)))
-    goto out;
-
-  /* Estimate from 5 flushed calls between one event pair; it includes the
-   * flush, as do_bench's does, so it errs on the side of fewer samples. */
-  ev = zlb_xcalloc(2, sizeof(*ev));
-  n_ev = 2;
-  if ((rc = b->v->event_create(b, &ev[0], err)) ||
-      (rc = b->v->event_create(b, &ev[1], err)) ||
+    return rc;
+  if ((rc = b->v->event_create(b, &ev[0], err)) || (rc = b->v->event_create(b, &ev[1], err)) ||
       (rc = b->v->event_record(b, ev[0], s, err)))
     goto out;
   for (int i = 0; i < 5; i++)
@@ -80,90 +87,47 @@ int zlb_time_direct_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l
   if ((rc = b->v->event_record(b, ev[1], s, err)) ||
       (rc = b->v->event_elapsed(b, ev[0], ev[1], &ms, err)))
     goto out;
-  est_ms = ms / 5.0;
-  destroy_events(b, ev, n_ev);
-  ev = NULL;
-  n_ev = 0;
+  *est_ms = ms / 5.0;
+out:
+  for (int i = 0; i < 2; i++)
+    if (ev[i])
+      b->v->event_destroy(b, ev[i]);
+  return rc;
+}
 
-  /* A zero or tiny estimate (coarse or broken timers) must not divide by
-   * zero: take one warm-up call and the sample cap, as Triton 3.4+ and
-   * FlagTree's XPU fix do. */
-  if (est_ms > 1e-9) {
-    double w = o->warmup_ms / est_ms, r = o->rep_ms / est_ms;
-    n_warm = w < 1.0 ? 1 : (w > 1e6 ? 1000000 : (long)w);
-    n_rep = r < 1.0 ? 1 : (r > (double)o->max_samples ? o->max_samples : (long)r);
-  } else {
-    n_warm = 1;
-    n_rep = o->max_samples;
-  }
-  if (n_rep < 1)
-    n_rep = 1;
+int zlb_time_direct_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                         const zlb_timing_opts_t *o, zlb_flush_t *flush,
+                         zlb_measurement_t *m, double *value, zlb_error_t *err) {
+  zlb__samples_t smp = {NULL, 0, 0};
+  zlb__stopper_t st;
+  double est_ms = 0.0;
+  long n_warm, n_rep;
+  size_t k;
+  int rc;
+
+  if ((rc = zlb__estimate(b, s, l, flush, &est_ms, err)))
+    return rc;
+  zlb__counts(o, est_ms, o->max_samples, &n_warm, &n_rep);
   if (m->estimate_ms == 0.0)
     m->estimate_ms = est_ms;
-
   for (long i = 0; i < n_warm; i++)
     if ((rc = l->call(l->ctx, s, err)))
+      return rc;
+  zlb__stopper_init(&st, o);
+  while ((k = zlb__stopper_next(&st, &smp, est_ms, (size_t)n_rep, (size_t)o->max_samples)))
+    if ((rc = chunk(b, s, l, flush, k, &smp, err)))
       goto out;
-
-  n_ev = (size_t)n_rep * 2;
-  ev = zlb_xcalloc(n_ev, sizeof(*ev));
-  for (size_t i = 0; i < n_ev; i++)
-    if ((rc = b->v->event_create(b, &ev[i], err)))
-      goto out;
-  /* Enqueue everything, synchronise once: no per-sample host round trip. */
-  for (long i = 0; i < n_rep; i++) {
-    if ((rc = flush_now(b, flush, s, err)) ||
-        (rc = b->v->event_record(b, ev[2 * i], s, err)) ||
-        (rc = l->call(l->ctx, s, err)) ||
-        (rc = b->v->event_record(b, ev[2 * i + 1], s, err)))
-      goto out;
-  }
-  if ((rc = b->v->stream_sync(b, s, err)))
-    goto out;
-  samples = zlb_xmalloc((size_t)n_rep * sizeof(*samples));
-  for (long i = 0; i < n_rep; i++)
-    if ((rc = b->v->event_elapsed(b, ev[2 * i], ev[2 * i + 1], &samples[i], err)))
-      goto out;
-  append_samples(m, samples, (size_t)n_rep);
-  *value = zlb_stats_pick(samples, (size_t)n_rep, o->return_mode);
-  if (o->nquantiles > 0 && m->nquantiles == 0) {
-    for (int q = 0; q < o->nquantiles; q++)
-      if ((rc = zlb_stats_quantile(samples, (size_t)n_rep, o->quantiles[q],
-                                   &m->quantiles[q]))) {
-        zlb_error_set(err, rc, "quantile %g is outside [0, 1]", o->quantiles[q]);
-        goto out;
-      }
-    m->nquantiles = o->nquantiles;
-  }
+  if (o->stop == ZLB_STOP_NOISE)
+    m->noise_met &= st.met;
+  rc = zlb__summarize(o, &smp, m, value, err);
 out:
-  destroy_events(b, ev, n_ev);
-  free(samples);
+  zlb__samples_release(&smp);
   return rc;
 }
 
 int zlb_time_direct(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                     const zlb_timing_opts_t *o, zlb_flush_t *flush,
                     zlb_measurement_t *m, zlb_error_t *err) {
-  int calls = o->repeat < 1 ? 1 : o->repeat, rc = 0;
-  double v;
-
   m->timer = ZLB_TIMER_DIRECT;
-  /* With quantiles or "all" the result is a sequence: a median across
-   * calls is undefined for it, so repetition is skipped, visibly. */
-  if (calls > 1 && (o->nquantiles > 0 || o->return_mode == ZLB_RET_ALL)) {
-    snprintf(m->note, sizeof(m->note), "repeat=%d skipped: %s requested", calls,
-             o->nquantiles > 0 ? "quantiles" : "return mode all");
-    calls = 1;
-  }
-  free(m->call_values);
-  m->call_values = zlb_xcalloc((size_t)calls, sizeof(double));
-  m->ncalls = 0;
-  for (int c = 0; c < calls; c++) {
-    if ((rc = zlb_time_direct_once(b, s, l, o, flush, m, &v, err)))
-      return rc;
-    m->call_values[m->ncalls++] = v;
-  }
-  m->value_ms = calls == 1 ? m->call_values[0]
-                           : zlb_stats_median(m->call_values, (size_t)m->ncalls);
-  return 0;
+  return zlb__repeat(b, s, l, o, flush, m, zlb_time_direct_once, err);
 }

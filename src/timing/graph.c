@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "zlbench/base.h"
-#include "zlbench/timing.h"
+#include "timing_int.h"
 
 zlb_timer_kind_t zlb_timer_resolve(zlb_timer_kind_t requested, unsigned caps) {
   if (requested == ZLB_TIMER_AUTO)
@@ -67,6 +67,31 @@ static int classify(zlb_backend_t *b, zlb_graph_phase_t phase,
   }
 }
 
+/* `n` timed replays of a graph of `k` launches; each sample is replay / k. */
+static int replay_chunk(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t side, size_t n,
+                        long k, zlb__samples_t *out, zlb_error_t *err) {
+  zlb_event_t *ev = zlb_xcalloc(2 * n, sizeof(*ev));
+  double ms;
+  int rc = 0;
+  for (size_t i = 0; i < 2 * n && !rc; i++)
+    rc = b->v->event_create(b, &ev[i], err);
+  for (size_t i = 0; i < n && !rc; i++)
+    if ((rc = b->v->event_record(b, ev[2 * i], side, err)) ||
+        (rc = b->v->graph_launch(b, x, side, err)) ||
+        (rc = b->v->event_record(b, ev[2 * i + 1], side, err)))
+      break;
+  if (!rc)
+    rc = b->v->stream_sync(b, side, err);
+  for (size_t i = 0; i < n && !rc; i++)
+    if (!(rc = b->v->event_elapsed(b, ev[2 * i], ev[2 * i + 1], &ms, err)))
+      zlb__samples_push(out, ms / (double)k);
+  for (size_t i = 0; i < 2 * n; i++)
+    if (ev[i])
+      b->v->event_destroy(b, ev[i]);
+  free(ev);
+  return rc;
+}
+
 int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_measurement_t *m,
                    zlb_graph_failure_t *fail, zlb_error_t *err) {
@@ -75,7 +100,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   zlb_graph_exec_t x = NULL;
   zlb_event_t *ev = NULL;
   zlb_error_t cause = ZLB_ERROR_INIT;
-  double est_ms = 0.0, ms, *samples = NULL;
+  double est_ms = 0.0, ms, t0 = zlb_now_s();
   long k, n_warm, replays;
   size_t n_ev = 0;
   int rc = 0, guarded = 0, capturing = 0;
@@ -167,52 +192,37 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     goto out;
   }
 
-  replays = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
-  if (replays < o->graph_min_replays)
-    replays = o->graph_min_replays;
-  if (replays > 1000)
-    replays = 1000;
-  for (size_t i = 0; i < n_ev; i++)
-    b->v->event_destroy(b, ev[i]);
-  free(ev);
-  n_ev = (size_t)replays * 2;
-  ev = zlb_xcalloc(n_ev, sizeof(*ev));
-  for (size_t i = 0; i < n_ev; i++)
-    if ((rc = b->v->event_create(b, &ev[i], err)))
-      goto out;
-  for (long i = 0; i < replays; i++) {
-    if (b->v->event_record(b, ev[2 * i], side, &cause) ||
-        b->v->graph_launch(b, x, side, &cause) ||
-        b->v->event_record(b, ev[2 * i + 1], side, &cause)) {
-      rc = classify(b, ZLB_PHASE_REPLAY, &cause, fail, err);
-      goto out;
-    }
-  }
-  if (b->v->stream_sync(b, side, &cause)) {
-    rc = classify(b, ZLB_PHASE_REPLAY, &cause, fail, err);
-    goto out;
-  }
-  samples = zlb_xmalloc((size_t)replays * sizeof(*samples));
-  for (long i = 0; i < replays; i++) {
-    if ((rc = b->v->event_elapsed(b, ev[2 * i], ev[2 * i + 1], &ms, err)))
-      goto out;
-    samples[i] = ms / (double)k;
-  }
-  m->samples = zlb_xrealloc(m->samples, (m->nsamples + (size_t)replays) * sizeof(double));
-  memcpy(m->samples + m->nsamples, samples, (size_t)replays * sizeof(double));
-  m->nsamples += (size_t)replays;
-  m->replays = (int)replays;
-  m->value_ms = zlb_stats_pick(samples, (size_t)replays, o->return_mode);
-  if (o->nquantiles > 0) {
-    for (int q = 0; q < o->nquantiles; q++)
-      if ((rc = zlb_stats_quantile(samples, (size_t)replays, o->quantiles[q],
-                                   &m->quantiles[q]))) {
-        zlb_error_set(err, rc, "quantile %g is outside [0, 1]", o->quantiles[q]);
+  {
+    zlb__samples_t smp = {NULL, 0, 0};
+    zlb__stopper_t st;
+    size_t kk;
+    replays = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
+    if (replays < o->graph_min_replays)
+      replays = o->graph_min_replays;
+    if (replays > 1000)
+      replays = 1000;
+    zlb__stopper_init(&st, o);
+    while ((kk = zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)replays, 1000))) {
+      if ((rc = replay_chunk(b, x, side, kk, k, &smp, &cause))) {
+        if (cause.code == ZLB_EDEVICE || cause.vendor_code)
+          rc = classify(b, ZLB_PHASE_REPLAY, &cause, fail, err);
+        else
+          *err = cause;
+        zlb__samples_release(&smp);
         goto out;
       }
-    m->nquantiles = o->nquantiles;
+    }
+    if (o->stop == ZLB_STOP_NOISE)
+      m->noise_met = st.met;
+    m->replays = (int)smp.n;
+    rc = zlb__summarize(o, &smp, m, &m->value_ms, err);
+    zlb__samples_release(&smp);
+    if (rc)
+      goto out;
   }
   m->ncalls = 1;
+  m->call_values = zlb_xrealloc(m->call_values, sizeof(double));
+  m->call_values[0] = m->value_ms;
 out:
   if (capturing) {
     zlb_error_t ignored = ZLB_ERROR_INIT;
@@ -220,7 +230,7 @@ out:
   }
   if (guarded)
     l->rng_guard(l->ctx, 0);
-  free(samples);
+  m->wall_s = zlb_now_s() - t0;
   for (size_t i = 0; i < n_ev; i++)
     if (ev[i])
       b->v->event_destroy(b, ev[i]);

@@ -97,18 +97,40 @@ double zlb_stats_pick(const double *v, size_t n, zlb_return_mode_t mode) {
   }
 }
 
+double zlb_stats_noise(const double *v, size_t n) {
+  double mean;
+  /* NVBench: fewer than 5 samples say nothing about noise. */
+  if (n < 5)
+    return NAN;
+  mean = zlb_stats_mean(v, n);
+  return mean > 0 ? zlb_stats_stdev(v, n) / mean : NAN;
+}
+
+const char *zlb_stop_name(zlb_stop_t s) { return s == ZLB_STOP_NOISE ? "noise" : "budget"; }
+
+int zlb_stop_parse(const char *s, zlb_stop_t *out) {
+  if (!strcmp(s, "budget"))
+    *out = ZLB_STOP_BUDGET;
+  else if (!strcmp(s, "noise"))
+    *out = ZLB_STOP_NOISE;
+  else
+    return ZLB_EINVAL;
+  return 0;
+}
+
 const char *zlb_timer_name(zlb_timer_kind_t t) {
   switch (t) {
   case ZLB_TIMER_AUTO: return "auto";
   case ZLB_TIMER_GRAPH: return "graph";
   case ZLB_TIMER_DIRECT: return "direct";
+  case ZLB_TIMER_CUPTI: return "cupti";
   }
   return "unknown";
 }
 
 int zlb_timer_parse(const char *s, zlb_timer_kind_t *out) {
   static const zlb_timer_kind_t all[] = {ZLB_TIMER_AUTO, ZLB_TIMER_GRAPH,
-                                         ZLB_TIMER_DIRECT};
+                                         ZLB_TIMER_DIRECT, ZLB_TIMER_CUPTI};
   for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
     if (!strcmp(s, zlb_timer_name(all[i]))) {
       *out = all[i];
@@ -159,6 +181,12 @@ void zlb_timing_opts_default(zlb_timing_opts_t *o) {
   o->graph_replay_ms = 1.0;
   o->graph_min_replays = 10;
   o->max_samples = 10000;
+  o->stop = ZLB_STOP_BUDGET;
+  o->max_noise = 0.005;
+  o->min_samples = 10;
+  o->min_time_ms = 2.0;
+  o->timeout_ms = 100.0;
+  o->trace_max_samples = 500;
 }
 
 void zlb_measurement_release(zlb_measurement_t *m) {

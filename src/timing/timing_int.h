@@ -1,0 +1,56 @@
+/* Private to the timing layer: the sampling loop's stopping rule and a
+ * growable sample vector. */
+#ifndef ZLB_TIMING_INT_H
+#define ZLB_TIMING_INT_H
+
+#include "zlbench/timing.h"
+
+typedef struct zlb__samples {
+  double *v;
+  size_t n, alloc;
+} zlb__samples_t;
+
+void zlb__samples_push(zlb__samples_t *s, double x);
+void zlb__samples_release(zlb__samples_t *s);
+
+/*
+ * When to stop sampling. Budget: one chunk of the budgeted size. Noise
+ * (NVBench's stdrel criterion): chunks until the relative stdev is under
+ * max_noise with at least min_samples and min_time_ms measured, or until
+ * the noise stops improving (the last 4 chunk noises within 5 % of each
+ * other), the wall-clock timeout, or the sample cap.
+ */
+typedef struct zlb__stopper {
+  const zlb_timing_opts_t *o;
+  double t0;
+  double hist[4];
+  int nh;
+  int met;
+} zlb__stopper_t;
+
+void zlb__stopper_init(zlb__stopper_t *st, const zlb_timing_opts_t *o);
+/** Samples to take next (0: stop). `est_ms` is the per-sample estimate. */
+size_t zlb__stopper_next(zlb__stopper_t *st, const zlb__samples_t *s, double est_ms,
+                         size_t budget_n, size_t cap);
+
+/** Count of warm-up and budgeted samples from an estimate (guards 0). */
+void zlb__counts(const zlb_timing_opts_t *o, double est_ms, long cap, long *n_warm,
+                 long *n_rep);
+
+/** Fill value/quantiles/noise of `m` from one call's samples. */
+int zlb__summarize(const zlb_timing_opts_t *o, const zlb__samples_t *s,
+                   zlb_measurement_t *m, double *value, zlb_error_t *err);
+
+/** One call, then the per-call estimate from 5 flushed calls (ms). */
+int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                  zlb_flush_t *flush, double *est_ms, zlb_error_t *err);
+
+/** The repeat-over-calls wrapper shared by the direct and CUPTI timers. */
+typedef int (*zlb__once_fn)(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                            const zlb_timing_opts_t *o, zlb_flush_t *flush,
+                            zlb_measurement_t *m, double *value, zlb_error_t *err);
+int zlb__repeat(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
+                zlb__once_fn once, zlb_error_t *err);
+
+#endif

@@ -1,0 +1,109 @@
+/* The CUPTI timer: kernel-only execution time per call from the backend's
+ * activity tracer, every kernel of the call summed, the L2 flush outside the
+ * traced interval. Warm-up, estimate, repeat and statistics as the direct
+ * timer. Each call is bracketed by synchronisations and tracer timestamps,
+ * so each kernel belongs to exactly one call. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timing_int.h"
+#include "zlbench/base.h"
+
+static int flush_and_wait(zlb_backend_t *b, zlb_flush_t *f, zlb_stream_t s, zlb_error_t *err) {
+  int rc = 0;
+  if (f && f->buf)
+    rc = b->v->memset_async(b, f->buf, 0, f->bytes, s, err);
+  return rc ? rc : b->v->stream_sync(b, s, err);
+}
+
+static int trace_chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                       zlb_flush_t *flush, size_t k, zlb__samples_t *out, zlb_error_t *err) {
+  uint64_t *t0 = zlb_xcalloc(k, sizeof(*t0)), *t1 = zlb_xcalloc(k, sizeof(*t1));
+  zlb_trace_span_t *sp = NULL;
+  size_t nsp = 0, j = 0;
+  int rc, rc2;
+  zlb_error_t e2 = ZLB_ERROR_INIT;
+
+  if ((rc = b->v->trace_begin(b, err)))
+    goto out;
+  for (size_t i = 0; i < k; i++) {
+    if ((rc = flush_and_wait(b, flush, s, err)) || (rc = b->v->trace_now(b, &t0[i], err)) ||
+        (rc = l->call(l->ctx, s, err)) || (rc = b->v->stream_sync(b, s, err)) ||
+        (rc = b->v->trace_now(b, &t1[i], err)))
+      break;
+  }
+  /* Always stop tracing; keep the first error. */
+  rc2 = b->v->trace_end(b, &sp, &nsp, rc ? &e2 : err);
+  if (!rc)
+    rc = rc2;
+  if (rc)
+    goto out;
+  /* Spans arrive in no particular order: attribute each to its call. */
+  for (size_t i = 0; i < k; i++) {
+    double ns = 0;
+    int kernels = 0;
+    for (j = 0; j < nsp; j++)
+      if (sp[j].start >= t0[i] && sp[j].end <= t1[i]) {
+        ns += (double)(sp[j].end - sp[j].start);
+        kernels++;
+      }
+    if (!kernels) {
+      rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "the tracer recorded no kernel for call %zu (%zu spans in all); "
+                         "the implementation may not run on the device",
+                         i, nsp);
+      goto out;
+    }
+    zlb__samples_push(out, ns * 1e-6);
+  }
+out:
+  free(t0);
+  free(t1);
+  free(sp);
+  return rc;
+}
+
+static int trace_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                      const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
+                      double *value, zlb_error_t *err) {
+  zlb__samples_t smp = {NULL, 0, 0};
+  zlb__stopper_t st;
+  double est_ms = 0.0;
+  long n_warm, n_rep;
+  size_t k;
+  int rc;
+
+  /* The estimate and warm-up are untraced, as in the direct timer. */
+  if ((rc = zlb__estimate(b, s, l, flush, &est_ms, err)))
+    return rc;
+  zlb__counts(o, est_ms, o->trace_max_samples, &n_warm, &n_rep);
+  if (m->estimate_ms == 0.0)
+    m->estimate_ms = est_ms;
+  for (long i = 0; i < n_warm; i++)
+    if ((rc = l->call(l->ctx, s, err)))
+      return rc;
+  zlb__stopper_init(&st, o);
+  while ((k = zlb__stopper_next(&st, &smp, est_ms, (size_t)n_rep,
+                                (size_t)o->trace_max_samples)))
+    if ((rc = trace_chunk(b, s, l, flush, k, &smp, err)))
+      goto out;
+  if (o->stop == ZLB_STOP_NOISE)
+    m->noise_met &= st.met;
+  rc = zlb__summarize(o, &smp, m, value, err);
+out:
+  zlb__samples_release(&smp);
+  return rc;
+}
+
+int zlb_time_trace(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                   const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
+                   zlb_error_t *err) {
+  if (!b->v->trace_begin)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "backend '%s' has no kernel activity tracer (the cupti timer "
+                         "needs one)",
+                         b->desc->name);
+  m->timer = ZLB_TIMER_CUPTI;
+  return zlb__repeat(b, s, l, o, flush, m, trace_once, err);
+}
