@@ -94,6 +94,8 @@ stage_fidelity() {
   if [ -x "$ROOT/bench/fidelity/run.sh" ]; then
     bash "$ROOT/bench/fidelity/run.sh" "$BUILD" "$WORK/fidelity" >"$LOGS/fidelity.log" 2>&1
     note "fidelity: rc=$?"
+    cp "$WORK/fidelity/table.md" "$WORK/fidelity/fidelity.png" "$OUT/" 2>/dev/null
+    cp "$WORK/fidelity/fidelity.json" "$LOGS/" 2>/dev/null
     tail -40 "$WORK/fidelity/table.md" 2>/dev/null | tee -a "$SUMMARY"
   fi
 }

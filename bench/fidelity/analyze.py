@@ -1,0 +1,131 @@
+"""Fidelity table and plot: each timer's error against CUPTI's kernel time,
+its spread over five repeated measurements and its wall time.
+Usage: analyze.py WORKDIR CASES TRITON.json OUTDIR"""
+import json
+import math
+import os
+import statistics as st
+import sys
+
+
+def load_zlb(work, timer, op, rep):
+    path = os.path.join(work, f"{timer}-{op}-{rep}.json")
+    d = json.load(open(path))
+    rows = {}
+    for t in d["tables"]:
+        for r in t["rows"]:
+            if r["status"] != "SUCCESS":
+                continue
+            rows[(t["dtype"], r["shape"])] = r["candidate"]
+    return rows
+
+
+def shape_key(shape):
+    if shape and isinstance(shape[0], list):
+        return "[[" + ", ".join(map(str, shape[0])) + "]" + "".join(
+            f", {int(a)}" for a in shape[1:]) + "]"
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def main():
+    work, cases_path, triton_path, outdir = sys.argv[1:5]
+    os.makedirs(outdir, exist_ok=True)
+    cases = []
+    for line in open(cases_path):
+        line = line.split("#", 1)[0].strip()
+        if line:
+            op, dtype, shape = line.split(None, 2)
+            cases.append((op, dtype, json.loads(shape)))
+    tri = {(c["op"], c["dtype"], shape_key(c["shape"])): c
+           for c in json.load(open(triton_path))["cases"]} if os.path.exists(triton_path) else {}
+    timers = ["direct", "graph", "cupti"]
+    data = []  # per case: {timer: [values], timer_wall: [..]}
+    for op, dtype, shape in cases:
+        key = shape_key(shape)
+        rec = {"case": f"{op} {dtype} {key}", "op": op}
+        for t in timers:
+            vals, walls = [], []
+            for rep in range(5):
+                try:
+                    m = load_zlb(work, t, op, rep).get((dtype, key))
+                except (OSError, ValueError, KeyError):
+                    m = None
+                if m and m.get("ms") is not None:
+                    vals.append(m["ms"])
+                    walls.append(m.get("wall_s") or float("nan"))
+            rec["zlb_" + t] = vals
+            rec["wall_zlb_" + t] = walls
+        c = tri.get((op, dtype, key))
+        for t in ("do_bench", "do_bench_cudagraph"):
+            rec["triton_" + t] = c[t] if c else []
+            rec["wall_triton_" + t] = c["wall_" + t] if c else []
+        data.append(rec)
+
+    names = ["zlb_direct", "zlb_graph", "zlb_cupti", "triton_do_bench",
+             "triton_do_bench_cudagraph"]
+    lines = ["| case | CUPTI kernel time (us) | " + " | ".join(
+        n.replace("zlb_", "zlbench ").replace("triton_", "") for n in names) + " |",
+        "|---|---:|" + "---:|" * len(names)]
+    summary = {n: {"err": [], "abs_us": [], "spread": [], "wall": []} for n in names}
+    for rec in data:
+        truth = st.median(rec["zlb_cupti"]) if rec["zlb_cupti"] else float("nan")
+        cells = []
+        for n in names:
+            v = rec[n]
+            if not v or math.isnan(truth):
+                cells.append("-")
+                continue
+            med = st.median(v)
+            err = med / truth - 1.0
+            spread = max(v) / min(v) if min(v) > 0 else float("inf")
+            summary[n]["err"].append(err)
+            summary[n]["abs_us"].append((med - truth) * 1e3)
+            summary[n]["spread"].append(spread)
+            summary[n]["wall"].extend(w for w in rec["wall_" + n] if not math.isnan(w))
+            cells.append(f"{med * 1e3:.2f} ({err * 100:+.1f}%)")
+        rec["truth_us"] = truth * 1e3
+        lines.append(f"| {rec['case']} | {truth * 1e3:.2f} | " + " | ".join(cells) + " |")
+    lines += ["", "| timer | median error vs CUPTI | worst error | worst abs error (us) | "
+              "median spread (max/min of 5) | worst spread | median wall s per measurement |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for n in names:
+        s = summary[n]
+        if not s["err"]:
+            continue
+        worst = max(s["err"], key=abs)
+        wabs = max(s["abs_us"], key=abs)
+        lines.append(f"| {n} | {st.median(s['err']) * 100:+.2f}% | {worst * 100:+.1f}% | "
+                     f"{wabs:+.2f} | {st.median(s['spread']):.4f} | {max(s['spread']):.4f} | "
+                     f"{st.median(s['wall']) if s['wall'] else float('nan'):.3f} |")
+    open(os.path.join(outdir, "table.md"), "w").write("\n".join(lines) + "\n")
+    json.dump(data, open(os.path.join(outdir, "fidelity.json"), "w"), indent=1)
+    print("\n".join(lines))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for n in names:
+            xs, ys = [], []
+            for rec in data:
+                if rec[n] and not math.isnan(rec.get("truth_us", float("nan"))):
+                    xs.append(rec["truth_us"])
+                    ys.append((st.median(rec[n]) / (rec["truth_us"] / 1e3) - 1) * 100)
+            if xs:
+                ax.plot(xs, ys, "o-", label=n.replace("_", " "))
+        ax.set_xscale("log")
+        ax.set_yscale("symlog", linthresh=1)
+        ax.axhline(2, color="gray", ls=":")
+        ax.axhline(-2, color="gray", ls=":")
+        ax.set_xlabel("CUPTI kernel time (us)")
+        ax.set_ylabel("error vs CUPTI (%)")
+        ax.set_title("Timer error against the kernels' own execution time")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(outdir, "fidelity.png"), dpi=110)
+    except Exception as e:  # the table matters more than the plot
+        print("plot failed:", e)
+
+
+if __name__ == "__main__":
+    main()

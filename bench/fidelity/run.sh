@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The fidelity benchmark, in one command on a CUDA machine:
+#   bench/fidelity/run.sh BUILD_DIR OUT_DIR
+# For every case in cases.txt: zlbench's direct, graph and cupti timers
+# (five measurements each, each in its own process), then Triton's do_bench
+# and do_bench_cudagraph on the same kernels (the same library, driven from
+# Python), then the table (table.md) and the plot (fidelity.png).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=${1:?build folder}
+OUTD=${2:?output folder}
+Z=$BUILD/bin/zlbench
+LIB=$BUILD/lib/zlbench/libzlb_ops_cuda.so
+WORK=$OUTD/work
+mkdir -p "$WORK"
+# One shape file per operator, from cases.txt.
+python3 - "$HERE/cases.txt" "$WORK" <<'PY'
+import json, sys, collections
+cases = collections.OrderedDict()
+for line in open(sys.argv[1]):
+    line = line.split("#", 1)[0].strip()
+    if line:
+        op, dt, shape = line.split(None, 2)
+        cases.setdefault(op, {"dtypes": [], "shapes": []})
+        if dt not in cases[op]["dtypes"]:
+            cases[op]["dtypes"].append(dt)
+        if json.loads(shape) not in cases[op]["shapes"]:
+            cases[op]["shapes"].append(json.loads(shape))
+for op, c in cases.items():
+    open(f"{sys.argv[2]}/{op}.yaml", "w").write(f"{op}:\n  shapes: {json.dumps(c['shapes'])}\n")
+    open(f"{sys.argv[2]}/{op}.dtypes", "w").write(",".join(c["dtypes"]))
+PY
+for f in "$WORK"/*.yaml; do
+  op=$(basename "$f" .yaml)
+  for timer in direct graph cupti; do
+    for rep in 0 1 2 3 4; do
+      "$Z" run "$op" --backend cuda --timer "$timer" --dtypes "$(cat "$WORK/$op.dtypes")" \
+        --shape-file "$f" --out "$WORK/run-$timer-$op-$rep" --json "$WORK/$timer-$op-$rep.json" \
+        --color never >"$WORK/$timer-$op-$rep.log" 2>&1 || echo "zlbench $op $timer rep $rep failed: $(tail -2 "$WORK/$timer-$op-$rep.log")"
+    done
+  done
+done
+PYTHONUNBUFFERED=1 PYTHONPATH="$HERE" python3 "$HERE/triton_timers.py" "$LIB" "$HERE/cases.txt" \
+  "$WORK/triton.json" || echo "triton timers failed"
+python3 "$HERE/analyze.py" "$WORK" "$HERE/cases.txt" "$WORK/triton.json" "$OUTD"
