@@ -83,9 +83,13 @@ stage_screen() {
 }
 
 stage_sanitize() {
-  local Z=$BUILD/bin/zlbench ok=0 bad=0 op
+  local Z=$BUILD/bin/zlbench ok=0 bad=0 op t0=$SECONDS
   mkdir -p "$LOGS/sanitize"
   for op in $("$Z" inventory --registered --backend cuda | awk '{print $1}'); do
+    if [ $((SECONDS - t0)) -gt "${SANITIZE_LIMIT:-200}" ]; then
+      note "  memcheck: time limit reached before $op"
+      break
+    fi
     if timeout 60 compute-sanitizer --tool memcheck --error-exitcode 99 --log-file "$LOGS/sanitize/$op.txt" \
       "$Z" run "$op" --backend cuda --shape-file "$ROOT/bench/shapes_sanitize.yaml" \
       --timer direct --warmup-ms 0 --rep-ms 0 --out "$WORK/sanitize/$op" >/dev/null 2>&1; then
