@@ -14,7 +14,8 @@ LIB=$BUILD/lib/zlbench/libzlb_ops_cuda.so
 WORK=$OUTD/work
 mkdir -p "$WORK"
 # One shape file per operator, from cases.txt.
-python3 - "$HERE/cases.txt" "$WORK" <<'PY'
+CASES=${FID_CASES:-$HERE/cases.txt}
+python3 - "$CASES" "$WORK" <<'PY'
 import json, sys, collections
 cases = collections.OrderedDict()
 for line in open(sys.argv[1]):
@@ -40,6 +41,6 @@ for f in "$WORK"/*.yaml; do
     done
   done
 done
-PYTHONUNBUFFERED=1 PYTHONPATH="$HERE" python3 "$HERE/triton_timers.py" "$LIB" "$HERE/cases.txt" \
+PYTHONUNBUFFERED=1 PYTHONPATH="$HERE" python3 "$HERE/triton_timers.py" "$LIB" "$CASES" \
   "$WORK/triton.json" || echo "triton timers failed"
-python3 "$HERE/analyze.py" "$WORK" "$HERE/cases.txt" "$WORK/triton.json" "$OUTD"
+python3 "$HERE/analyze.py" "$WORK" "$CASES" "$WORK/triton.json" "$OUTD"
