@@ -276,6 +276,13 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
   if (o->no_flush)
     r.timing.flush_bytes = 0;
   r.timer = zlb_timer_resolve(o->timer, r.b->desc->caps);
+  if (r.timer == ZLB_TIMER_CUPTI && !r.b->v->trace_begin) {
+    rc = zlb_error_set(err, ZLB_EINVAL,
+                       "--timer cupti needs a kernel activity tracer, and backend '%s' has "
+                       "none (CUDA has one, through CUPTI)",
+                       r.b->desc->name);
+    goto out;
+  }
   if ((rc = open_outputs(&r, err)))
     goto out;
   if ((rc = r.b->v->stream_create(r.b, &r.stream, err)) ||

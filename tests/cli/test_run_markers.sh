@@ -43,3 +43,23 @@ expect_in "$TMP/w/run.log" "error=mismatch"
 expect_in "$TMP/w/run.log" "note: [64]: output 'out'"
 grep -q '^SUCCESS' "$TMP/w/run.log" && fail "a wrong result was reported as SUCCESS"
 echo "ok: markers and verdicts"
+
+# Noise-based stopping: every row reports its noise and sample count; the
+# identity and the JSON say how sampling stopped.
+expect_rc 0 R good_copy --stop noise --max-noise 50 --min-samples 6 --timeout-ms 200 \
+  --out "$TMP/n" --json "$TMP/n.json"
+expect_in "$TMP/n/run.log" "stop=noise"
+expect_in "$TMP/n/run_identity.json" '"stop": "noise"'
+expect_in "$TMP/n/run_identity.json" '"max_noise": 0.5'
+expect_in "$TMP/n.json" '"noise": '
+awk '/^SUCCESS/ { if ($9 < 6) bad = 1; n++ } END { exit bad || n != 2 }' "$TMP/n/run.log" ||
+  fail "noise-stopped rows have fewer samples than --min-samples"
+expect_rc 2 R good_copy --stop sometimes --out "$TMP/n2"
+expect_in "$TMP/err" "invalid value 'sometimes' for --stop"
+expect_rc 2 R good_copy --max-noise 0 --out "$TMP/n2"
+expect_in "$TMP/err" "invalid value '0' for --max-noise"
+
+# The cupti timer needs a tracer: a clear error where there is none.
+expect_rc 2 "$ZLBENCH" run softmax --backend host --timer cupti --out "$TMP/c"
+expect_in "$TMP/err" "--timer cupti needs a kernel activity tracer, and backend 'host' has none"
+echo "ok: noise stop and cupti availability"

@@ -4,6 +4,7 @@
  * (tests/ops/test_backend.c) injecting refused / fatal / poisoned failures
  * at capture, instantiate and replay. */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,8 +317,93 @@ static void test_zero_estimate(void **state) {
   zlb_measurement_release(&m);
 }
 
+/* The noise stop: a steady call meets a loose target quickly; an
+ * impossible target ends by the noise settling or the timeout, never by
+ * running forever; every measurement reports its noise and sample count. */
+static void test_noise_stop(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 200};
+  zlb_launch_t l = {fake_call, NULL, &f};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  double t0;
+  (void)state;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  o.stop = ZLB_STOP_NOISE;
+  o.max_noise = 0.5; /* 50 %: a 200 us busy loop is far steadier */
+  o.min_samples = 7;
+  o.min_time_ms = 1.0;
+  o.timeout_ms = 2000;
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(zlb_time_direct(b, s, &l, &o, NULL, &m, &e), 0);
+  assert_true(m.nsamples >= 7);
+  assert_true(m.noise_met);
+  assert_true(m.noise >= 0 && m.noise <= 0.5);
+  assert_true(m.wall_s > 0);
+  zlb_measurement_release(&m);
+
+  /* An impossible target: stops on the timeout (or settled noise). */
+  o.max_noise = 1e-9;
+  o.timeout_ms = 50;
+  o.min_samples = 5;
+  memset(&m, 0, sizeof(m));
+  t0 = zlb_now_s();
+  assert_int_equal(zlb_time_direct(b, s, &l, &o, NULL, &m, &e), 0);
+  assert_false(m.noise_met);
+  assert_true(zlb_now_s() - t0 < 1.0);
+  assert_true(m.nsamples >= 5);
+  zlb_measurement_release(&m);
+
+  /* The graph timer's replays follow the same rule. */
+  o.max_noise = 0.5;
+  o.timeout_ms = 2000;
+  memset(&m, 0, sizeof(m));
+  {
+    zlb_graph_failure_t fail;
+    char marker[64];
+    assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
+                                   sizeof(marker), &fail, &e), 0);
+    assert_int_equal(m.timer, ZLB_TIMER_GRAPH);
+    assert_true(m.noise_met);
+    assert_true(m.replays >= 5);
+  }
+  zlb_measurement_release(&m);
+  b->v->stream_destroy(b, s);
+}
+
+/* The cupti timer needs the backend's activity tracer. */
+static void test_trace_needs_tracer(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 1};
+  zlb_launch_t l = {fake_call, NULL, &f};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  (void)state;
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  assert_int_equal(zlb_time_trace(b, s, &l, &o, NULL, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "has no kernel activity tracer");
+  assert_int_equal(f.calls, 0);
+  b->v->stream_destroy(b, s);
+}
+
+static void test_noise_stat(void **state) {
+  double flat[6] = {1, 1, 1, 1, 1, 1}, v[4] = {1, 2, 3, 4}, w[5] = {2, 4, 4, 4, 6};
+  (void)state;
+  assert_true(zlb_stats_noise(flat, 6) == 0.0);
+  assert_true(isnan(zlb_stats_noise(v, 4))); /* under 5 samples: unknown */
+  assert_true(fabs(zlb_stats_noise(w, 5) - sqrt(2.0) / 4.0) < 1e-12);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_noise_stop),
+      cmocka_unit_test(test_trace_needs_tracer),
+      cmocka_unit_test(test_noise_stat),
       cmocka_unit_test(test_fallback_state_machine),
       cmocka_unit_test(test_graph_success_and_repeat_marker),
       cmocka_unit_test(test_deny_skips_attempt),
