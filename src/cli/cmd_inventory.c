@@ -100,6 +100,7 @@ int zlb_cmd_inventory(int argc, char **argv) {
   for (size_t b = 0; b < backends.n; b++) {
     zlb_strvec_t listed = ZLB_STRVEC_INIT;
     const char *be = backends.v[b];
+    int before = problems;
     if (zlb_inventory_load(inv.buf, be, &listed, &err)) {
       code = zlb_cli_fail(&err);
       zlb_strvec_release(&listed);
@@ -124,7 +125,7 @@ int zlb_cmd_inventory(int argc, char **argv) {
                  set.v[i].library, inv.buf);
           problems++;
         }
-      printf("%s: %zu listed, %s\n", be, listed.n, problems ? "MISMATCH" : "ok");
+      printf("%s: %zu listed, %s\n", be, listed.n, problems > before ? "MISMATCH" : "ok");
     }
     zlb_strvec_release(&listed);
   }
