@@ -98,31 +98,7 @@ out:
 int zlb_time_direct_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                          const zlb_timing_opts_t *o, zlb_flush_t *flush,
                          zlb_measurement_t *m, double *value, zlb_error_t *err) {
-  zlb__samples_t smp = {NULL, 0, 0};
-  zlb__stopper_t st;
-  double est_ms = 0.0;
-  long n_warm, n_rep;
-  size_t k;
-  int rc;
-
-  if ((rc = zlb__estimate(b, s, l, flush, &est_ms, err)))
-    return rc;
-  zlb__counts(o, est_ms, o->max_samples, &n_warm, &n_rep);
-  if (m->estimate_ms == 0.0)
-    m->estimate_ms = est_ms;
-  for (long i = 0; i < n_warm; i++)
-    if ((rc = l->call(l->ctx, s, err)))
-      return rc;
-  zlb__stopper_init(&st, o);
-  while ((k = zlb__stopper_next(&st, &smp, est_ms, (size_t)n_rep, (size_t)o->max_samples)))
-    if ((rc = chunk(b, s, l, flush, k, &smp, err)))
-      goto out;
-  if (o->stop == ZLB_STOP_NOISE)
-    m->noise_met &= st.met;
-  rc = zlb__summarize(o, &smp, m, value, err);
-out:
-  zlb__samples_release(&smp);
-  return rc;
+  return zlb__sample_once(b, s, l, o, flush, m, value, o->max_samples, chunk, err);
 }
 
 int zlb_time_direct(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,

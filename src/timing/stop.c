@@ -139,3 +139,33 @@ int zlb__repeat(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   m->wall_s = zlb_now_s() - t0;
   return 0;
 }
+
+int zlb__sample_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                     const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
+                     double *value, long cap, zlb__chunk_fn chunk, zlb_error_t *err) {
+  zlb__samples_t smp = {NULL, 0, 0};
+  zlb__stopper_t st;
+  double est_ms = 0.0;
+  long n_warm, n_rep;
+  size_t k;
+  int rc;
+
+  if ((rc = zlb__estimate(b, s, l, flush, &est_ms, err)))
+    return rc;
+  zlb__counts(o, est_ms, cap, &n_warm, &n_rep);
+  if (m->estimate_ms == 0.0)
+    m->estimate_ms = est_ms;
+  for (long i = 0; i < n_warm; i++)
+    if ((rc = l->call(l->ctx, s, err)))
+      return rc;
+  zlb__stopper_init(&st, o);
+  while ((k = zlb__stopper_next(&st, &smp, est_ms, (size_t)n_rep, (size_t)cap)))
+    if ((rc = chunk(b, s, l, flush, k, &smp, err)))
+      goto out;
+  if (o->stop == ZLB_STOP_NOISE)
+    m->noise_met &= st.met;
+  rc = zlb__summarize(o, &smp, m, value, err);
+out:
+  zlb__samples_release(&smp);
+  return rc;
+}

@@ -45,6 +45,20 @@ int zlb__summarize(const zlb_timing_opts_t *o, const zlb__samples_t *s,
 int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                   zlb_flush_t *flush, double *est_ms, zlb_error_t *err);
 
+/* `k` timed calls appended to `out`: one timer's way of taking samples. */
+typedef int (*zlb__chunk_fn)(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                             zlb_flush_t *flush, size_t k, zlb__samples_t *out,
+                             zlb_error_t *err);
+
+/**
+ * One measurement with a sample-taking function: estimate, warm-up, then
+ * chunks of samples until the stopping rule says enough (at most `cap`),
+ * then the summary. The direct and CUPTI timers differ only in `chunk`.
+ */
+int zlb__sample_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                     const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
+                     double *value, long cap, zlb__chunk_fn chunk, zlb_error_t *err);
+
 /** The repeat-over-calls wrapper shared by the direct and CUPTI timers. */
 typedef int (*zlb__once_fn)(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                             const zlb_timing_opts_t *o, zlb_flush_t *flush,
