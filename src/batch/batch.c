@@ -301,6 +301,25 @@ static void read_timer(const char *dir, char *timer, size_t len) {
   zlb_strbuf_release(&p);
 }
 
+/* A child's results are complete when its run_identity.json was written
+ * the second time, at the end of the run ("finished" set). Exit 1 means
+ * "rows failed" only then; a child that died on the way (a sanitizer's
+ * report, a library calling exit(1)) did not finish its table. */
+static int run_finished(const char *dir) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  char *text = NULL;
+  zlb_json_t *j = NULL;
+  int done = 0;
+  zlb_path_join(&p, dir, "run_identity.json");
+  if (!zlb_read_file(p.buf, &text, NULL, NULL) &&
+      !zlb_json_parse(text, strlen(text), p.buf, &j, NULL))
+    done = zlb_json_get_string(j, "finished", NULL) != NULL;
+  zlb_json_free(j);
+  free(text);
+  zlb_strbuf_release(&p);
+  return done;
+}
+
 /* ---- status rows ---------------------------------------------------------------------- */
 
 static int cmp_row(const void *a, const void *b) {
@@ -539,7 +558,8 @@ static void on_child_exit(batch_t *b, job_t *j, zlb_error_t *err) {
   const zlb_exit_t *ex = &j->child.exit;
   char sig[320], line1[256], what[64];
   const char *st = status_of_exit(ex);
-  int accepted = !ex->timed_out && !ex->signaled && (ex->code == 0 || ex->code == 1);
+  int accepted = !ex->timed_out && !ex->signaled && (ex->code == 0 || ex->code == 1) &&
+                 run_finished(j->attempt_dir);
 
   j->state = 0;
   zlb_exit_describe(ex, what, sizeof(what));
@@ -566,6 +586,8 @@ static void on_child_exit(batch_t *b, job_t *j, zlb_error_t *err) {
     return;
   } else {
     int deterministic = !strcmp(u->signature, sig);
+    if (!ex->timed_out && !ex->signaled && ex->code <= 1)
+      st = "failed"; /* exited without finishing its results */
     int final = ex->code == 2 || ex->code == 3 || (ex->code == 5 && u->deny);
     u->attempts++;
     zlb_strlcpy(u->status, st, sizeof(u->status));

@@ -67,7 +67,7 @@ int zlb_cmd_inventory(int argc, char **argv) {
     }
   }
   zlb_error_clear(&err);
-  if (zlb_cli_load_all_ops(&set, &libs, NULL, &warn, &err)) {
+  if (zlb_cli_load_all_ops(&set, &libs, backend, &warn, &err)) {
     code = zlb_cli_fail(&err);
     goto out;
   }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "run_opts.h"
@@ -132,6 +133,13 @@ int zlb_cmd_run(int argc, char **argv) {
   }
   zlb_strbuf_release(&outdir);
   zlb_cli_run_extra_release(&x);
+  if (code == ZLB_EXIT_FATAL || code == ZLB_EXIT_POISONED) {
+    /* The device context is dead: nothing may touch it again, not even an
+     * exit-time teardown. Everything is written; leave now. */
+    fflush(stdout);
+    fflush(stderr);
+    _exit(code);
+  }
   return code;
 
 usage_error:

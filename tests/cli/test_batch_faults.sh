@@ -5,6 +5,9 @@
 [ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
 mkdir -p "$TMP/state"
 export ZL_TEST_STATE_DIR="$TMP/state"
+# Under AddressSanitizer a SIGSEGV is caught and turned into exit 1; let
+# the crash operator die by its signal as it would in a normal build.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
 OPS=good_copy,good_scale,crash,hang,hang_ignore_term,dtype_exit,flaky,always_fail,wrong_result,poison_capture,refuse_capture
 OUT="$TMP/out1"
 expect_rc 1 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops "$OPS" \
