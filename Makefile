@@ -34,6 +34,8 @@ test: deps-test
 	  -DCMAKE_CUDA_ARCHITECTURES=$(TEST_CUDA_ARCHS) $(CMAKE_ARGS)
 	cmake --build $(TEST_BUILD) -j $(JOBS)
 	cd $(TEST_BUILD) && ctest --output-on-failure -j $(JOBS)
+	@# Say why the GPU tests were skipped (no device, no CUDA build).
+	@grep -h '^SKIP' $(TEST_BUILD)/Testing/Temporary/LastTest.log 2>/dev/null | sort | uniq -c || true
 
 bench-gpu:
 	bash bench/gpu_all.sh
