@@ -2,7 +2,8 @@
 # The fidelity benchmark, in one command on a CUDA machine:
 #   bench/fidelity/run.sh BUILD_DIR OUT_DIR
 # For every case in cases.txt: zlbench's direct, graph and cupti timers
-# (five measurements each, each in its own process), then Triton's do_bench
+# (cupti twice: after an L2 flush, and with L2 left warm), five measurements
+# each, each in its own process; then Triton's do_bench
 # and do_bench_cudagraph on the same kernels (the same library, driven from
 # Python), then the table (table.md) and the plot (fidelity.png).
 set -u
@@ -33,9 +34,14 @@ for op, c in cases.items():
 PY
 for f in "$WORK"/*.yaml; do
   op=$(basename "$f" .yaml)
-  for timer in direct graph cupti; do
+  # cupti: kernel time after an L2 flush (the direct timer's conditions);
+  # cuptiwarm: kernel time with the L2 left warm (the graph timer's).
+  for timer in direct graph cupti cuptiwarm; do
+    t=$timer
+    extra=""
+    [ "$timer" = cuptiwarm ] && t=cupti && extra=--no-flush
     for rep in 0 1 2 3 4; do
-      "$Z" run "$op" --backend cuda --timer "$timer" --dtypes "$(cat "$WORK/$op.dtypes")" \
+      "$Z" run "$op" --backend cuda --timer "$t" $extra --dtypes "$(cat "$WORK/$op.dtypes")" \
         --shape-file "$f" --out "$WORK/run-$timer-$op-$rep" --json "$WORK/$timer-$op-$rep.json" \
         --color never >"$WORK/$timer-$op-$rep.log" 2>&1 || echo "zlbench $op $timer rep $rep failed: $(tail -2 "$WORK/$timer-$op-$rep.log")"
     done
