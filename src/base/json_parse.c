@@ -102,23 +102,6 @@ static int hex4(const char *s, const char *end) {
   return v;
 }
 
-static void add_utf8(zlb_strbuf_t *sb, uint32_t cp) {
-  if (cp < 0x80) {
-    zlb_strbuf_addch(sb, (int)cp);
-  } else if (cp < 0x800) {
-    zlb_strbuf_addch(sb, (int)(0xc0 | (cp >> 6)));
-    zlb_strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    zlb_strbuf_addch(sb, (int)(0xe0 | (cp >> 12)));
-    zlb_strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
-    zlb_strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
-  } else {
-    zlb_strbuf_addch(sb, (int)(0xf0 | (cp >> 18)));
-    zlb_strbuf_addch(sb, (int)(0x80 | ((cp >> 12) & 0x3f)));
-    zlb_strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
-    zlb_strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
-  }
-}
 
 /* "\uXXXX" (or a surrogate pair of them) at p->cur, appended as UTF-8. */
 static int read_unicode(jparser_t *p, zlb_strbuf_t *sb) {
@@ -139,14 +122,14 @@ static int read_unicode(jparser_t *p, zlb_strbuf_t *sb) {
                      "surrogate after it",
                      hi);
     p->cur += 6;
-    add_utf8(sb, 0x10000 + (((uint32_t)hi - 0xd800) << 10) +
+    zlb_strbuf_add_utf8(sb, 0x10000 + (((uint32_t)hi - 0xd800) << 10) +
                      ((uint32_t)lo - 0xdc00));
     return 0;
   }
   if (hi == 0)
     return fail_at(p, p->line, col_of(p, at),
                    "'\\u0000' is not supported: strings are NUL-terminated");
-  add_utf8(sb, (uint32_t)hi);
+  zlb_strbuf_add_utf8(sb, (uint32_t)hi);
   return 0;
 }
 

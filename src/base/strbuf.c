@@ -150,6 +150,24 @@ char *zlb_strbuf_detach(zlb_strbuf_t *sb) {
   return r;
 }
 
+void zlb_strbuf_add_utf8(zlb_strbuf_t *sb, uint32_t cp) {
+  if (cp < 0x80) {
+    zlb_strbuf_addch(sb, (int)cp);
+  } else if (cp < 0x800) {
+    zlb_strbuf_addch(sb, (int)(0xc0 | (cp >> 6)));
+    zlb_strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    zlb_strbuf_addch(sb, (int)(0xe0 | (cp >> 12)));
+    zlb_strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
+    zlb_strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
+  } else {
+    zlb_strbuf_addch(sb, (int)(0xf0 | (cp >> 18)));
+    zlb_strbuf_addch(sb, (int)(0x80 | ((cp >> 12) & 0x3f)));
+    zlb_strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
+    zlb_strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
+  }
+}
+
 void zlb_strbuf_add_json_escaped(zlb_strbuf_t *sb, const char *s) {
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;

@@ -367,23 +367,6 @@ static int hexval(int c) {
   return -1;
 }
 
-static void add_utf8(zlb_strbuf_t *sb, uint32_t cp) {
-  if (cp < 0x80) {
-    zlb_strbuf_addch(sb, (int)cp);
-  } else if (cp < 0x800) {
-    zlb_strbuf_addch(sb, (int)(0xc0 | (cp >> 6)));
-    zlb_strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    zlb_strbuf_addch(sb, (int)(0xe0 | (cp >> 12)));
-    zlb_strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
-    zlb_strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
-  } else {
-    zlb_strbuf_addch(sb, (int)(0xf0 | (cp >> 18)));
-    zlb_strbuf_addch(sb, (int)(0x80 | ((cp >> 12) & 0x3f)));
-    zlb_strbuf_addch(sb, (int)(0x80 | ((cp >> 6) & 0x3f)));
-    zlb_strbuf_addch(sb, (int)(0x80 | (cp & 0x3f)));
-  }
-}
 
 /* `digits` hex digits at s, or -1 when one is missing; values past the
  * last code point read as 0x110000 (invalid) rather than overflowing. */
@@ -445,7 +428,7 @@ static int read_escape(parser_t *p) {
       return fail(p, p->line, "escape '\\%c' gives an invalid code point",
                   c);
   }
-  add_utf8(&p->sb, (uint32_t)cp);
+  zlb_strbuf_add_utf8(&p->sb, (uint32_t)cp);
   return 0;
 }
 
