@@ -50,7 +50,7 @@ void zlb_strbuf_addpad(zlb_strbuf_t *sb, int c, size_t n);
 void zlb_strbuf_setlen(zlb_strbuf_t *sb, size_t len);
 /** Hand the buffer to the caller (free() it); `sb` is re-initialised. */
 char *zlb_strbuf_detach(zlb_strbuf_t *sb);
-/** Append code point `cp` encoded as UTF-8 (the readers' \\u escapes). */
+/** Append code point `cp` encoded as UTF-8 (for the readers' u-escapes). */
 void zlb_strbuf_add_utf8(zlb_strbuf_t *sb, uint32_t cp);
 /** Append `s` escaped as a JSON string body (no quotes). */
 void zlb_strbuf_add_json_escaped(zlb_strbuf_t *sb, const char *s);
