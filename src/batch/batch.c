@@ -552,6 +552,21 @@ static void conclude(batch_t *b, job_t *j, zlb_error_t *err) {
   finish_job(b, j, err);
 }
 
+/* Start the current unit's next child. A child that cannot even be
+ * started fails its unit, and the state machine moves on. */
+static void launch(batch_t *b, job_t *j, zlb_error_t *err) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  while (start_child(b, j, &e)) {
+    unit_t *u = current_unit(j);
+    zlb_strlcpy(u->status, "spawn_error", sizeof(u->status));
+    zlb_strlcpy(u->signature, e.msg, sizeof(u->signature));
+    if (j->level == 2 && ++j->cur < j->nl2)
+      continue;
+    conclude(b, j, err);
+    return;
+  }
+}
+
 /* A child ended: retry, advance, fall back a level, or finish. */
 static void on_child_exit(batch_t *b, job_t *j, zlb_error_t *err) {
   unit_t *u = current_unit(j);
@@ -582,31 +597,31 @@ static void on_child_exit(batch_t *b, job_t *j, zlb_error_t *err) {
      * broken. Once more, in a fresh process, with capture denied. */
     u->deny = 1;
     zlb_strlcpy(u->signature, sig, sizeof(u->signature));
-    start_child(b, j, err);
+    launch(b, j, err);
     return;
   } else {
     int deterministic = !strcmp(u->signature, sig);
+    int final = ex->code == 2 || ex->code == 3 || (ex->code == 5 && u->deny);
     if (!ex->timed_out && !ex->signaled && ex->code <= 1)
       st = "failed"; /* exited without finishing its results */
-    int final = ex->code == 2 || ex->code == 3 || (ex->code == 5 && u->deny);
     u->attempts++;
     zlb_strlcpy(u->status, st, sizeof(u->status));
     zlb_strlcpy(u->signature, sig, sizeof(u->signature));
     /* Transient failures are retried; the same signature twice means
      * deterministic, and retrying again would only cost time. */
     if (!final && !deterministic && u->attempts <= b->o->retries) {
-      start_child(b, j, err);
+      launch(b, j, err);
       return;
     }
   }
 
   if (j->level == 1) {
-    if (!u->accepted && __builtin_popcount(j->dtypes & ZLB_DT_FLOATS ? j->dtypes & ZLB_DT_FLOATS
-                                                                    : j->dtypes) > 1 &&
-        (!b->o->dtypes.n || b->o->dtypes.n > 1)) {
+    /* No rows from the all-dtypes child: one child per dtype, so one bad
+     * dtype loses only itself (pointless for a single dtype). */
+    if (!u->accepted) {
       begin_level2(b, j);
       if (j->nl2 > 1) {
-        start_child(b, j, err);
+        launch(b, j, err);
         return;
       }
       j->level = 1;
@@ -615,7 +630,7 @@ static void on_child_exit(batch_t *b, job_t *j, zlb_error_t *err) {
     return;
   }
   if (++j->cur < j->nl2) {
-    start_child(b, j, err);
+    launch(b, j, err);
     return;
   }
   conclude(b, j, err);
