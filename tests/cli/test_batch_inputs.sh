@@ -67,4 +67,16 @@ expect_rc 2 B --repeat zero --out "$TMP/o7"
 expect_in "$TMP/err" "invalid value 'zero' for --repeat"
 expect_rc 2 B --shard 3/2 --out "$TMP/o7"
 expect_in "$TMP/err" "invalid --shard '3/2'"
-echo "ok: batch input errors"
+# The live display (forced on: no terminal here): per-device lines with
+# done/total, failures, elapsed and ETA, redrawn in place.
+expect_rc 0 B --ops good_copy,good_scale --progress always --out "$TMP/live" \
+  --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+grep -q $'\033\[' "$TMP/out" || fail "--progress always drew nothing"
+expect_in "$TMP/out" "failed 0"
+expect_in "$TMP/out" " eta "
+# Without a terminal, plain lines, one per operator.
+expect_rc 0 B --ops good_copy,good_scale --out "$TMP/plain" \
+  --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+grep -q $'\033\[' "$TMP/out" && fail "escape codes without a terminal"
+[ "$(grep -c '^\[ *[0-9]*/2\] device' "$TMP/out")" = 2 ] || fail "not one line per operator"
+echo "ok: batch input errors and display"
