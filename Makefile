@@ -29,7 +29,7 @@ run: build
 	$(BUILD)/bin/zlbench batch $(ARGS)
 
 test: deps-test
-	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DZLB_TESTS=ON \
+	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DZLB_TESTS=ON -DZLB_REQUIRE_CMOCKA=ON \
 	  -DZLB_WERROR=ON -DZLB_ASAN=ON -DZLB_UBSAN=ON \
 	  -DCMAKE_CUDA_ARCHITECTURES=$(TEST_CUDA_ARCHS) $(CMAKE_ARGS)
 	cmake --build $(TEST_BUILD) -j $(JOBS)
