@@ -98,11 +98,9 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   zlb_stream_t side = NULL;
   zlb_graph_t g = NULL;
   zlb_graph_exec_t x = NULL;
-  zlb_event_t *ev = NULL;
   zlb_error_t cause = ZLB_ERROR_INIT;
-  double est_ms = 0.0, ms, t0 = zlb_now_s();
+  double est_ms = 0.0, t0 = zlb_now_s();
   long k, n_warm, replays;
-  size_t n_ev = 0;
   int rc = 0, guarded = 0, capturing = 0;
 
   memset(fail, 0, sizeof(*fail));
@@ -112,23 +110,10 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                          b->desc->name);
 
   /* Explicit warm-up first: autotuning and JIT must be finished before
-   * capture, or they land inside the graph (or break it). */
-  if ((rc = l->call(l->ctx, caller, err)) ||
-      (rc = b->v->stream_sync(b, caller, err)))
+   * capture, or they land inside the graph (or break it). The estimate is
+   * the direct timer's, without a flush: graph replays run L2-warm. */
+  if ((rc = zlb__estimate(b, caller, l, NULL, &est_ms, err)))
     goto out;
-  ev = zlb_xcalloc(2, sizeof(*ev));
-  n_ev = 2;
-  if ((rc = b->v->event_create(b, &ev[0], err)) ||
-      (rc = b->v->event_create(b, &ev[1], err)) ||
-      (rc = b->v->event_record(b, ev[0], caller, err)))
-    goto out;
-  for (int i = 0; i < 5; i++)
-    if ((rc = l->call(l->ctx, caller, err)))
-      goto out;
-  if ((rc = b->v->event_record(b, ev[1], caller, err)) ||
-      (rc = b->v->event_elapsed(b, ev[0], ev[1], &ms, err)))
-    goto out;
-  est_ms = ms / 5.0;
   m->estimate_ms = est_ms;
   n_warm = est_ms > 1e-9 ? (long)(o->warmup_ms / est_ms) : 1;
   if (n_warm < 1)
@@ -231,10 +216,6 @@ out:
   if (guarded)
     l->rng_guard(l->ctx, 0);
   m->wall_s = zlb_now_s() - t0;
-  for (size_t i = 0; i < n_ev; i++)
-    if (ev[i])
-      b->v->event_destroy(b, ev[i]);
-  free(ev);
   if (x)
     b->v->graph_exec_destroy(b, x);
   if (g)
