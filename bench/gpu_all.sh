@@ -78,28 +78,41 @@ stage_screen() {
   cp "$WORK/screen-all/ops_status.csv" "$LOGS/screen-all.ops_status.csv" 2>/dev/null
   cp "$WORK/screen-all/summary.csv" "$LOGS/screen-all.summary.csv" 2>/dev/null
   cp "$WORK/screen-gpu0/ops_status.csv" "$LOGS/screen-gpu0.ops_status.csv" 2>/dev/null
+  # Both devices busy: operators and child seconds per device.
+  awk -F, 'NR > 1 { n[$6]++; s[$6] += $8 } END { for (d in n) printf "  device %s: %d operators, %.1f s busy\n", d, n[d], s[d] }' \
+    "$WORK/screen-all/ops_status.csv" | sort | tee -a "$SUMMARY"
   awk -F, 'NR > 1 && $2 != "ok" { print "  not ok: " $1 " " $2 " " $9 }' "$WORK/screen-all/ops_status.csv" | tee -a "$SUMMARY"
   (cd "$WORK" && tar -czf "$LOGS/screens.tar.gz" --exclude=attempts screen-all screen-gpu0)
 }
 
+# One operator under memcheck; $1 = operator, $2 = GPU index.
+sanitize_one() {
+  local op=$1 gpu=$2
+  if CUDA_VISIBLE_DEVICES=$gpu timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 \
+    --log-file "$LOGS/sanitize/$op.txt" "$BUILD/bin/zlbench" run "$op" --backend cuda \
+    --shape-file "$ROOT/bench/shapes_sanitize.yaml" --timer direct --warmup-ms 0 --rep-ms 0 \
+    --out "$WORK/sanitize/$op" >"$LOGS/sanitize/$op.out" 2>&1; then
+    echo "clean $op"
+  else
+    echo "BAD $op rc=$?: $(grep -m1 -E 'ERROR SUMMARY|Invalid|Error' "$LOGS/sanitize/$op.txt" "$LOGS/sanitize/$op.out" | head -1)"
+  fi
+}
+
+# memcheck over every operator, several at once (the tool's cost is mostly
+# host-side instrumentation), spread over the visible GPUs.
 stage_sanitize() {
-  local Z=$BUILD/bin/zlbench ok=0 bad=0 op t0=$SECONDS
+  local Z=$BUILD/bin/zlbench ngpu jobs t0=$SECONDS
   mkdir -p "$LOGS/sanitize"
-  for op in $("$Z" inventory --registered --backend cuda | awk '{print $1}'); do
-    if [ $((SECONDS - t0)) -gt "${SANITIZE_LIMIT:-200}" ]; then
-      note "  memcheck: time limit reached before $op"
-      break
-    fi
-    if timeout 60 compute-sanitizer --tool memcheck --error-exitcode 99 --log-file "$LOGS/sanitize/$op.txt" \
-      "$Z" run "$op" --backend cuda --shape-file "$ROOT/bench/shapes_sanitize.yaml" \
-      --timer direct --warmup-ms 0 --rep-ms 0 --out "$WORK/sanitize/$op" >/dev/null 2>&1; then
-      ok=$((ok + 1))
-    else
-      bad=$((bad + 1))
-      note "  memcheck: $op: $(grep -m1 -E 'ERROR SUMMARY|Invalid' "$LOGS/sanitize/$op.txt")"
-    fi
-  done
-  note "memcheck: $ok clean, $bad with errors or failures"
+  ngpu=$("$Z" devices --backend cuda --count | awk '{print $2}')
+  jobs=${SANITIZE_JOBS:-$(($(nproc) / 2))}
+  export -f sanitize_one
+  export BUILD ROOT LOGS WORK
+  "$Z" inventory --registered --backend cuda | awk -v n="${ngpu:-1}" '{print $1, (NR - 1) % n}' |
+    timeout "${SANITIZE_LIMIT:-200}" xargs -P "$jobs" -L 1 bash -c 'sanitize_one "$0" "$1"' \
+    >"$LOGS/sanitize.txt" 2>&1
+  note "memcheck ($jobs at a time, $((SECONDS - t0)) s): $(grep -c '^clean' "$LOGS/sanitize.txt") clean, $(grep -c '^BAD' "$LOGS/sanitize.txt") with errors or failures"
+  grep '^BAD' "$LOGS/sanitize.txt" | sed 's/^/  /' | tee -a "$SUMMARY"
+  return 0
 }
 
 stage_fidelity() {
