@@ -47,7 +47,7 @@ csv_field() {
 normalize_log() {
   sed -E -e 's/[0-9]+\.[0-9]+/F/g' \
     -e 's/^(SUCCESS|FAILED)( +[^ ]+){6} +(direct|graph|mixed|cupti) +[0-9]+ +[^ ]+/\1 F F F F F F \3 N Z/' \
-    -e 's/device=0 \([^)]*\)/device=0 (CPU)/' \
+    -e 's/device=0 \(.*\)  timer=/device=0 (CPU)  timer=/' \
     -e 's/^(started|finished) .*/\1 T/' -e 's/^log: .*/log: L/' \
     -e 's/^zlbench [^ ]+  run/zlbench V  run/' -e 's/^peaks: .*/peaks: P/' \
     -e 's/shapes=[^ ]*\//shapes=/' -e 's/ in F s$/ in F s/' "$1" | tr -s ' '

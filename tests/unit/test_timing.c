@@ -51,7 +51,7 @@ static zlb_backend_t *test_backend(void) {
   if (b)
     return b;
   if (!lib)
-    fail_msg("ZLB_TEST_OPS (path of libzlb_ops_test.so) is not set");
+    fail_msg("%s", "ZLB_TEST_OPS (path of libzlb_ops_test.so) is not set");
   if (zlb_ops_load_library(&set, lib, &e) || zlb_backend_open_name("test", &b, &e) ||
       zlb_backend_select_device(b, 0, &e))
     fail_msg("cannot open the test backend: %s", e.msg);
@@ -63,7 +63,7 @@ static void reset_poison(void) {
   void *sym = h ? dlsym(h, "zlb_test_backend_reset") : NULL;
   void (*fn)(void);
   if (!sym)
-    fail_msg("zlb_test_backend_reset not found");
+    fail_msg("%s", "zlb_test_backend_reset not found");
   memcpy(&fn, &sym, sizeof(fn));
   fn();
 }
