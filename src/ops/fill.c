@@ -1,7 +1,9 @@
 /* Random inputs: seeded, reproducible, never all zeros (zeros hide unwritten
  * outputs and run faster than real data: device/METHOD.md). */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "zlbench/ops.h"
 
@@ -75,36 +77,92 @@ static double normal01(uint64_t *s) {
   return normal_table[i] + (t - 0.5) * 0.5 * (hi - lo) * 0.5;
 }
 
-void zlb_fill_host(const zlb_tensor_t *t, void *host, uint64_t seed) {
-  uint64_t s = seed ^ 0x243f6a8885a308d3ull;
+/* Elements [a, b) of the tensor. Element i takes the (i + 1)-th draw of
+ * one splitmix64 sequence (its state after i draws is s0 + i * gamma), so
+ * any split of the range fills the same values. */
+static void fill_range(const zlb_tensor_t *t, void *host, uint64_t s0, int64_t a,
+                       int64_t b) {
+  uint64_t s = s0 + (uint64_t)a * 0x9e3779b97f4a7c15ull;
   double lo = t->lo, hi = t->hi;
-  int64_t n = t->numel;
-  init_table();
   switch (t->fill) {
   case ZLB_FILL_NORMAL:
     if (lo == 0.0 && hi == 0.0)
       hi = 1.0;
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = a; i < b; i++)
       zlb_store(t->dtype, host, i, lo + hi * normal01(&s));
     break;
   case ZLB_FILL_UNIFORM:
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = a; i < b; i++)
       zlb_store(t->dtype, host, i, lo + (hi - lo) * uniform01(&s));
     break;
   case ZLB_FILL_INT: {
     double span = floor(hi) - ceil(lo);
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = a; i < b; i++) {
       double v = ceil(lo) + floor(uniform01(&s) * span);
       zlb_store(t->dtype, host, i, span > 0 ? v : lo);
     }
     break;
   }
   case ZLB_FILL_BOOL:
-    for (int64_t i = 0; i < n; i++)
+    for (int64_t i = a; i < b; i++)
       zlb_store(t->dtype, host, i, uniform01(&s) < lo ? 1.0 : 0.0);
     break;
   case ZLB_FILL_NONE:
   default:
     break;
+  }
+}
+
+struct fill_job {
+  const zlb_tensor_t *t;
+  void *host;
+  uint64_t s0;
+  int64_t a, b;
+};
+
+static void *fill_thread(void *arg) {
+  struct fill_job *j = arg;
+  fill_range(j->t, j->host, j->s0, j->a, j->b);
+  return NULL;
+}
+
+/*
+ * The largest inputs have hundreds of millions of elements: one thread
+ * takes seconds per case (and first-touches every page of the buffer), so
+ * big tensors are split over up to FILL_THREADS threads. The values do not
+ * depend on the split.
+ */
+#define FILL_THREADS 8
+#define FILL_MIN_CHUNK (1 << 20)
+
+void zlb_fill_host(const zlb_tensor_t *t, void *host, uint64_t seed) {
+  uint64_t s0 = seed ^ 0x243f6a8885a308d3ull;
+  int64_t n = t->numel;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  int nt = (int)(n / FILL_MIN_CHUNK), started = 0;
+  pthread_t tid[FILL_THREADS];
+  struct fill_job job[FILL_THREADS];
+
+  init_table(); /* before any thread reads it */
+  if (nt > FILL_THREADS)
+    nt = FILL_THREADS;
+  if (ncpu > 0 && nt > ncpu)
+    nt = (int)ncpu;
+  if (nt < 2) {
+    fill_range(t, host, s0, 0, n);
+    return;
+  }
+  for (int k = 0; k < nt; k++) {
+    job[k] = (struct fill_job){t, host, s0, n * k / nt, n * (k + 1) / nt};
+    /* A thread that cannot start leaves its part to the caller. */
+    if (k > 0 && pthread_create(&tid[k], NULL, fill_thread, &job[k]) == 0)
+      started |= 1 << k;
+  }
+  fill_range(t, host, s0, job[0].a, job[0].b);
+  for (int k = 1; k < nt; k++) {
+    if (started & (1 << k))
+      pthread_join(tid[k], NULL);
+    else
+      fill_range(t, host, s0, job[k].a, job[k].b);
   }
 }

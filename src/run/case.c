@@ -88,6 +88,29 @@ static int alloc_tensor(zlb__run_t *r, zlb_tensor_t *t, zlb_error_t *err) {
   return 0;
 }
 
+enum { SLOT_FILL = 0, SLOT_IN = 1, SLOT_OUT = 1 + ZLB_MAX_TENSORS,
+       SLOT_AGAIN = 1 + 3 * ZLB_MAX_TENSORS };
+
+/* A host buffer of at least n bytes in a slot, reused by later cases. */
+static void *host_buf(zlb__run_t *r, int slot, size_t n) {
+  if (!n)
+    n = 1;
+  if (r->host_cap[slot] < n) {
+    free(r->host[slot]); /* no realloc: the old contents are not needed */
+    r->host[slot] = zlb_xmalloc(n);
+    r->host_cap[slot] = n;
+  }
+  return r->host[slot];
+}
+
+void zlb__host_release(zlb__run_t *r) {
+  for (int i = 0; i < ZLB__HOST_SLOTS; i++) {
+    free(r->host[i]);
+    r->host[i] = NULL;
+    r->host_cap[i] = 0;
+  }
+}
+
 static int setup_tensors(zlb__run_t *r, zlb_case_t *c, uint64_t seed, zlb_error_t *err) {
   int rc;
   if (c->n_in > ZLB_MAX_TENSORS || c->n_out > ZLB_MAX_TENSORS || c->n_in < 0 ||
@@ -105,10 +128,9 @@ static int setup_tensors(zlb__run_t *r, zlb_case_t *c, uint64_t seed, zlb_error_
       return rc;
     if (t->fill == ZLB_FILL_NONE)
       continue;
-    host = zlb_xmalloc(bytes_of(t) ? bytes_of(t) : 1);
+    host = host_buf(r, SLOT_FILL, bytes_of(t));
     zlb_fill_host(t, host, seed + 0x1000u * (uint64_t)(i + 1));
     rc = r->b->v->memcpy_htod(r->b, t->data, host, bytes_of(t), err);
-    free(host);
     if (rc)
       return rc;
   }
@@ -140,33 +162,17 @@ static int run_once(zlb__run_t *r, zlb_case_t *c, int which, zlb_error_t *err) {
   return rc;
 }
 
-static int download_outputs(zlb__run_t *r, zlb_case_t *c, int which, void **host,
-                            zlb_error_t *err) {
-  for (int k = 0; k < c->n_out; k++) {
-    zlb_tensor_t *t = &c->out[which][k];
-    host[k] = zlb_xmalloc(bytes_of(t) ? bytes_of(t) : 1);
-    if (r->b->v->memcpy_dtoh(r->b, host[k], t->data, bytes_of(t), err))
-      return err->code;
-  }
-  return 0;
-}
-
-static int download_inputs(zlb__run_t *r, zlb_case_t *c, void **host, zlb_error_t *err) {
-  for (int i = 0; i < c->n_in; i++) {
-    zlb_tensor_t *t = &c->in[i];
-    host[i] = zlb_xmalloc(bytes_of(t) ? bytes_of(t) : 1);
-    if (r->b->v->memcpy_dtoh(r->b, host[i], t->data, bytes_of(t), err))
-      return err->code;
-  }
-  return 0;
+static int download(zlb__run_t *r, const zlb_tensor_t *t, int slot, const void **host,
+                    zlb_error_t *err) {
+  void *h = host_buf(r, slot, bytes_of(t));
+  *host = h;
+  return r->b->v->memcpy_dtoh(r->b, h, t->data, bytes_of(t), err);
 }
 
 /* The accuracy check: each impl once on poisoned outputs, compare; an impl
  * that draws random numbers must reproduce its output bit for bit from the
  * same RNG state. */
 static int accuracy(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
-  void *in[ZLB_MAX_TENSORS] = {0}, *out[2][ZLB_MAX_TENSORS] = {{0}},
-       *again[ZLB_MAX_TENSORS] = {0};
   zlb_host_view_t view;
   zlb_rng_t before;
   int rc;
@@ -174,45 +180,39 @@ static int accuracy(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
   memset(&view, 0, sizeof(view));
   if ((rc = poison(r, c, ZLB_BASELINE, err)) || (rc = poison(r, c, ZLB_CANDIDATE, err)) ||
       (rc = run_once(r, c, ZLB_BASELINE, err)))
-    goto out;
+    return rc;
   before = r->rng;
-  if ((rc = run_once(r, c, ZLB_CANDIDATE, err)) ||
-      (rc = download_inputs(r, c, in, err)) ||
-      (rc = download_outputs(r, c, ZLB_BASELINE, out[0], err)) ||
-      (rc = download_outputs(r, c, ZLB_CANDIDATE, out[1], err)))
-    goto out;
+  if ((rc = run_once(r, c, ZLB_CANDIDATE, err)))
+    return rc;
   for (int i = 0; i < c->n_in; i++)
-    view.in[i] = in[i];
+    if ((rc = download(r, &c->in[i], SLOT_IN + i, &view.in[i], err)))
+      return rc;
   for (int w = 0; w < 2; w++)
     for (int k = 0; k < c->n_out; k++)
-      view.out[w][k] = out[w][k];
+      if ((rc = download(r, &c->out[w][k], SLOT_OUT + w * ZLB_MAX_TENSORS + k,
+                         &view.out[w][k], err)))
+        return rc;
   if ((rc = zlb_check_outputs(r->op, &r->env, c, &view, err)))
-    goto out;
+    return rc;
   if (r->op->candidate.flags & ZLB_IMPL_USES_RNG) {
     zlb_rng_t after = r->rng;
+    const void *again;
     r->rng = before;
     if ((rc = poison(r, c, ZLB_CANDIDATE, err)) ||
-        (rc = run_once(r, c, ZLB_CANDIDATE, err)) ||
-        (rc = download_outputs(r, c, ZLB_CANDIDATE, again, err)))
-      goto out;
+        (rc = run_once(r, c, ZLB_CANDIDATE, err)))
+      return rc;
     r->rng = after;
-    for (int k = 0; k < c->n_out; k++)
-      if (memcmp(again[k], out[1][k], bytes_of(&c->out[1][k]))) {
-        rc = zlb_error_set(err, ZLB_EMISMATCH,
-                           "candidate is not reproducible: output '%s' differs between "
-                           "two runs from the same seed and offset",
-                           c->out[1][k].name ? c->out[1][k].name : "out");
-        goto out;
-      }
+    for (int k = 0; k < c->n_out; k++) {
+      if ((rc = download(r, &c->out[ZLB_CANDIDATE][k], SLOT_AGAIN + k, &again, err)))
+        return rc;
+      if (memcmp(again, view.out[ZLB_CANDIDATE][k], bytes_of(&c->out[ZLB_CANDIDATE][k])))
+        return zlb_error_set(err, ZLB_EMISMATCH,
+                             "candidate is not reproducible: output '%s' differs between "
+                             "two runs from the same seed and offset",
+                             c->out[1][k].name ? c->out[1][k].name : "out");
+    }
   }
-out:
-  for (int i = 0; i < ZLB_MAX_TENSORS; i++) {
-    free(in[i]);
-    free(out[0][i]);
-    free(out[1][i]);
-    free(again[i]);
-  }
-  return rc;
+  return 0;
 }
 
 /* ---- verdicts outside capture ---------------------------------------------- */

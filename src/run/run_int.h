@@ -37,6 +37,10 @@ typedef struct zlb__peaks {
   char source[512];              /* cache file, or "measured now" */
 } zlb__peaks_t;
 
+/* Host buffer slots: fill staging, inputs, both sides' outputs, and the
+ * candidate's second run (reproducibility). */
+#define ZLB__HOST_SLOTS (1 + 4 * ZLB_MAX_TENSORS)
+
 typedef struct zlb__run {
   const zlb_run_opts_t *o;
   zlb_backend_t *b;
@@ -64,7 +68,15 @@ typedef struct zlb__run {
   zlb__peaks_t peaks;
   const zlb_op_t *ops_mm;   /* the GEMM used for the FLOP ceiling */
   zlb_clocks_t clocks_start;
+  /* Host copies of a case's tensors (fill staging, downloads for the
+   * accuracy check), kept from case to case: a fresh buffer of a large
+   * case costs more in page faults than its fill and copies. */
+  void *host[ZLB__HOST_SLOTS];
+  size_t host_cap[ZLB__HOST_SLOTS];
 } zlb__run_t;
+
+/* case.c: the host buffers */
+void zlb__host_release(zlb__run_t *r);
 
 /* report.c: terminal text and run.log */
 void zlb__emit(zlb__run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -210,12 +210,37 @@ static void test_fill(void **state) {
     assert_true(a[i] >= 0 && a[i] < 10 && a[i] == floorf(a[i]));
 }
 
+/* A big tensor is filled by several threads; its values are those of one
+ * thread (element i is the same draw however the range is split). */
+static void test_fill_threads(void **state) {
+  enum { BIG = 3000005, ONE = 2097151 }; /* 2 threads; 1 thread */
+  zlb_tensor_t t;
+  float *big = malloc(BIG * sizeof(float)), *one = malloc(ONE * sizeof(float));
+  (void)state;
+  memset(&t, 0, sizeof(t));
+  t.dtype = ZLB_DT_FLOAT32;
+  t.fill = ZLB_FILL_UNIFORM;
+  t.lo = -1;
+  t.hi = 1;
+  t.numel = BIG;
+  zlb_fill_host(&t, big, 99);
+  t.numel = ONE;
+  zlb_fill_host(&t, one, 99);
+  assert_memory_equal(big, one, ONE * sizeof(float));
+  assert_true(big[BIG - 1] != 0.0f && big[BIG - 1] != big[BIG - 2]);
+  free(big);
+  free(one);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tolerances),     cmocka_unit_test(test_atol_scales_with_reduce_n),
       cmocka_unit_test(test_nan_never_passes), cmocka_unit_test(test_exact),
-      cmocka_unit_test(test_stat),           cmocka_unit_test(test_dtype_names),
+      cmocka_unit_test(test_stat),
+      cmocka_unit_test(test_stat_rounding),
+      cmocka_unit_test(test_dtype_names),
       cmocka_unit_test(test_half_conversions), cmocka_unit_test(test_fill),
+      cmocka_unit_test(test_fill_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
