@@ -4,8 +4,8 @@
 # print a short table last. Stages (default: all):
 #   build    configure and build (Release, CUDA arch 90, tests on)
 #   tests    ctest: unit, CLI and GPU tests
-#   screen   zlbench batch over every CUDA operator (core level) on all GPUs,
-#            then on GPU 0 only (wall time of both)
+#   screen   zlbench batch over every CUDA operator (core level) on all GPUs
+#   scaling  one batch on all GPUs, then on GPU 0 only (wall time of both)
 #   sanitize compute-sanitizer memcheck over one small shape of every operator
 #   fidelity bench/fidelity/run.sh (timers against CUPTI and Triton)
 # Usage: bash bench/gpu_all.sh [stage ...]
@@ -19,7 +19,7 @@ BUILD=${BUILD:-$ROOT/build-gpu}
 WORK=${WORK:-/tmp/zlb-work}
 LOGS=$WORK/logs
 mkdir -p "$LOGS"
-STAGES=${*:-build tests screen sanitize fidelity}
+STAGES=${*:-build tests screen scaling sanitize fidelity}
 SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 note() { echo "$*" | tee -a "$SUMMARY"; }
@@ -58,31 +58,57 @@ stage_tests() {
   return 0
 }
 
-stage_screen() {
-  local Z=$BUILD/bin/zlbench ngpu t0 t1 t2 ops
-  ngpu=$("$Z" devices --backend cuda --count | awk '{print $2}')
-  ops=$("$Z" inventory --registered --backend cuda | awk '{print $1}' | paste -sd, -)
+# One batch over every CUDA operator: $1 = name, $2 = time limit (s), then
+# extra zlbench batch arguments. Prints the wall seconds.
+batch_run() {
+  local name=$1 limit=$2 t0
+  shift 2
   t0=$(date +%s.%N)
-  timeout "${SCREEN_LIMIT:-240}" "$Z" batch --backend cuda --ops "$ops" --out "$WORK/screen-all" \
-    --timeout 300 --progress never ${SCREEN_ARGS:-} >"$LOGS/screen-all.log" 2>&1
-  note "screen on $ngpu GPU(s): rc=$? $(tail -2 "$LOGS/screen-all.log" | head -1)"
-  t1=$(date +%s.%N)
-  if [ "$ngpu" -gt 1 ]; then
-    timeout "${SCREEN_LIMIT:-240}" "$Z" batch --backend cuda --ops "$ops" --devices 0 \
-      --out "$WORK/screen-gpu0" --timeout 300 --progress never ${SCREEN_ARGS:-} \
-      >"$LOGS/screen-gpu0.log" 2>&1
-    note "screen on GPU 0: rc=$? $(tail -2 "$LOGS/screen-gpu0.log" | head -1)"
-    t2=$(date +%s.%N)
-    note "$(python3 -c "a=$t1-$t0; b=$t2-$t1; print(f'wall: all GPUs {a:.1f} s, GPU 0 only {b:.1f} s, ratio {b/a:.2f}x')")"
-  fi
-  cp "$WORK/screen-all/ops_status.csv" "$LOGS/screen-all.ops_status.csv" 2>/dev/null
-  cp "$WORK/screen-all/summary.csv" "$LOGS/screen-all.summary.csv" 2>/dev/null
-  cp "$WORK/screen-gpu0/ops_status.csv" "$LOGS/screen-gpu0.ops_status.csv" 2>/dev/null
-  # Both devices busy: operators and child seconds per device.
+  timeout "$limit" "$BUILD/bin/zlbench" batch --backend "$BACKEND" --ops "$OPS" --out "$WORK/$name" \
+    --timeout 300 --progress never "$@" >"$LOGS/$name.log" 2>&1
+  note "$name: rc=$? $(grep -m1 -E '^zlbench batch: [0-9]+ operators' "$LOGS/$name.log")" >&2
+  cp "$WORK/$name/ops_status.csv" "$LOGS/$name.ops_status.csv" 2>/dev/null
+  cp "$WORK/$name/summary.csv" "$LOGS/$name.summary.csv" 2>/dev/null
+  python3 -c "import time; print(f'{time.time() - $t0:.1f}')"
+}
+
+# Operators and child seconds per device (both devices busy?), and every
+# operator that did not end ok.
+batch_report() {
   awk -F, 'NR > 1 { n[$6]++; s[$6] += $8 } END { for (d in n) printf "  device %s: %d operators, %.1f s busy\n", d, n[d], s[d] }' \
-    "$WORK/screen-all/ops_status.csv" | sort | tee -a "$SUMMARY"
-  awk -F, 'NR > 1 && $2 != "ok" { print "  not ok: " $1 " " $2 " " $9 }' "$WORK/screen-all/ops_status.csv" | tee -a "$SUMMARY"
-  (cd "$WORK" && tar -czf "$LOGS/screens.tar.gz" --exclude=attempts screen-all screen-gpu0)
+    "$WORK/$1/ops_status.csv" | sort | tee -a "$SUMMARY"
+  awk -F, 'NR > 1 && $2 != "ok" { print "  not ok: " $1 " " $2 " " $9 }' "$WORK/$1/ops_status.csv" | tee -a "$SUMMARY"
+}
+
+OPS=""
+BACKEND=${BACKEND:-cuda}
+load_ops() {
+  [ -n "$OPS" ] || OPS=$("$BUILD/bin/zlbench" inventory --registered --backend "$BACKEND" | awk '{print $1}' | paste -sd, -)
+  NGPU=$("$BUILD/bin/zlbench" devices --backend "$BACKEND" --count | awk '{print $2}')
+}
+
+# The screen: every CUDA operator at the core level (assets/shapes.yaml)
+# on every GPU; SCREEN_ARGS adds batch arguments.
+stage_screen() {
+  local wall
+  load_ops
+  wall=$(batch_run screen-all "${SCREEN_LIMIT:-300}" ${SCREEN_ARGS:-})
+  note "screen on $NGPU GPU(s): $wall s wall"
+  batch_report screen-all
+  (cd "$WORK" && tar -czf "$LOGS/screen-all.tar.gz" --exclude=attempts screen-all)
+}
+
+# Scaling: the same batch on every GPU and on GPU 0 alone (SCALING_ARGS;
+# default: every operator on small shapes, so both fit one call).
+stage_scaling() {
+  local a b
+  load_ops
+  [ "${NGPU:-1}" -gt 1 ] || { note "scaling: one GPU only, skipped"; return 0; }
+  set -- ${SCALING_ARGS:---shape-file $ROOT/tests/gpu/shapes_small.yaml}
+  a=$(batch_run scaling-all "${SCALING_LIMIT:-200}" "$@")
+  batch_report scaling-all
+  b=$(batch_run scaling-gpu0 "${SCALING_LIMIT:-200}" --devices 0 "$@")
+  note "scaling ($*): all $NGPU GPUs $a s, GPU 0 only $b s, ratio $(python3 -c "print(f'{$b/$a:.2f}')")x"
 }
 
 # One operator under memcheck; $1 = operator, $2 = GPU index.

@@ -39,20 +39,37 @@ static int trace_chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     rc = rc2;
   if (rc)
     goto out;
-  /* Spans arrive in no particular order: attribute each to its call. */
+  /*
+   * Spans arrive in no particular order: attribute each to its call by its
+   * start. Call i's kernels start after the synchronisation that ended call
+   * i - 1 and before the one that ends call i, so its window is
+   * [t1[i - 1], t1[i]). Requiring start >= t0[i] instead would trust the
+   * tracer's device-to-host clock conversion to better than the launch
+   * latency (a few microseconds), which a short kernel without a flush
+   * before it does not leave.
+   */
   for (size_t i = 0; i < k; i++) {
+    uint64_t lo = i ? t1[i - 1] : 0, hi = t1[i];
     double ns = 0;
     int kernels = 0;
     for (j = 0; j < nsp; j++)
-      if (sp[j].start >= t0[i] && sp[j].end <= t1[i]) {
+      if (sp[j].start >= lo && sp[j].start < hi) {
         ns += (double)(sp[j].end - sp[j].start);
         kernels++;
       }
     if (!kernels) {
+      int64_t near = 0;
+      for (j = 0; j < nsp; j++) {
+        int64_t d = (int64_t)(sp[j].start - t0[i]);
+        if (!j || llabs(d) < llabs(near))
+          near = d;
+      }
       rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
-                         "the tracer recorded no kernel for call %zu (%zu spans in all); "
-                         "the implementation may not run on the device",
-                         i, nsp);
+                         "the tracer recorded no kernel for call %zu of %zu (%zu spans in "
+                         "all; the nearest starts %+lld ns from the call's launch, which "
+                         "took %llu ns to synchronise); the implementation may not run "
+                         "on the device",
+                         i, k, nsp, (long long)near, (unsigned long long)(t1[i] - t0[i]));
       goto out;
     }
     zlb__samples_push(out, ns * 1e-6);

@@ -391,6 +391,97 @@ static void test_trace_needs_tracer(void **state) {
   b->v->stream_destroy(b, s);
 }
 
+/* An emulated activity tracer: each call of traced_call "runs" kernels
+ * whose spans the tracer reports with its clock skewed by ft_skew_ns
+ * against trace_now (a real tracer converts device timestamps to host
+ * time, and the conversion is not exact). */
+static struct {
+  zlb_trace_span_t sp[4096];
+  size_t n;
+  int64_t skew_ns;
+  int kernels;       /* per call */
+  uint64_t kern_ns;  /* each */
+} ft;
+
+static int ft_begin(zlb_backend_t *b, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  ft.n = 0;
+  return 0;
+}
+
+static int ft_now(zlb_backend_t *b, uint64_t *ns, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  *ns = zlb_now_ns();
+  return 0;
+}
+
+static int ft_end(zlb_backend_t *b, zlb_trace_span_t **sp, size_t *n, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  *sp = malloc((ft.n ? ft.n : 1) * sizeof(**sp));
+  memcpy(*sp, ft.sp, ft.n * sizeof(**sp));
+  *n = ft.n;
+  return 0;
+}
+
+static int traced_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  uint64_t t = zlb_now_ns() + 1000; /* launch latency: 1 us */
+  (void)ctx;
+  (void)s;
+  (void)err;
+  for (int k = 0; k < ft.kernels && ft.n < 4096; k++) {
+    ft.sp[ft.n].start = (uint64_t)((int64_t)t - ft.skew_ns);
+    ft.sp[ft.n].end = ft.sp[ft.n].start + ft.kern_ns;
+    ft.n++;
+    t += ft.kern_ns + 500;
+  }
+  while (zlb_now_ns() < t)
+    ;
+  return 0;
+}
+
+/* The cupti timer sums every kernel of a call, and attributes kernels to
+ * calls even when the tracer's clock runs microseconds ahead of the host's
+ * (a short kernel's start then reads before its launch). */
+static void test_trace_attribution(void **state) {
+  zlb_backend_t *b = test_backend(), tb = *b;
+  zlb_backend_vtbl_t v = *b->v;
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_launch_t l = {traced_call, NULL, NULL};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  static const int64_t skews[] = {0, 5000, -300};
+  (void)state;
+  v.trace_begin = ft_begin;
+  v.trace_now = ft_now;
+  v.trace_end = ft_end;
+  tb.v = &v;
+  assert_int_equal(tb.v->stream_create(&tb, &s, &e), 0);
+  for (size_t i = 0; i < sizeof(skews) / sizeof(skews[0]); i++) {
+    ft.skew_ns = skews[i];
+    ft.kernels = 2;
+    ft.kern_ns = 20000;
+    memset(&m, 0, sizeof(m));
+    if (zlb_time_trace(&tb, s, &l, &o, NULL, &m, &e))
+      fail_msg("skew %lld ns: %s", (long long)skews[i], e.msg);
+    /* Two 20 us kernels per call: 40 us, whatever the skew. */
+    assert_true(fabs(m.value_ms - 0.040) < 1e-9);
+    assert_int_equal(m.timer, ZLB_TIMER_CUPTI);
+    zlb_measurement_release(&m);
+  }
+  /* A call that ran no kernel is an error, not a zero. */
+  ft.skew_ns = 0;
+  ft.kernels = 0;
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(zlb_time_trace(&tb, s, &l, &o, NULL, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "recorded no kernel for call");
+  zlb_measurement_release(&m);
+  tb.v->stream_destroy(&tb, s);
+}
+
 static void test_noise_stat(void **state) {
   double flat[6] = {1, 1, 1, 1, 1, 1}, v[4] = {1, 2, 3, 4}, w[5] = {2, 4, 4, 4, 6};
   (void)state;
@@ -403,6 +494,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_noise_stop),
       cmocka_unit_test(test_trace_needs_tracer),
+      cmocka_unit_test(test_trace_attribution),
       cmocka_unit_test(test_noise_stat),
       cmocka_unit_test(test_fallback_state_machine),
       cmocka_unit_test(test_graph_success_and_repeat_marker),
