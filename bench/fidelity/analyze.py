@@ -124,6 +124,7 @@ def main():
                     xs.append(rec["truth_us"])
                     ys.append((st.median(rec[n]) / st.median(ref) - 1) * 100)
             if xs:
+                xs, ys = zip(*sorted(zip(xs, ys)))  # cases by kernel time
                 ax.plot(xs, ys, "o-", label=n.replace("_", " "))
         ax.set_xscale("log")
         ax.set_yscale("symlog", linthresh=1)

@@ -6,6 +6,8 @@
 # each, each in its own process; then Triton's do_bench
 # and do_bench_cudagraph on the same kernels (the same library, driven from
 # Python), then the table (table.md) and the plot (fidelity.png).
+# FID_CASES (case list), FID_TIMERS (zlbench timers), FID_REPS (measurements
+# each) and FID_TRITON=0 (no Triton, no table) narrow it down.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=${1:?build folder}
@@ -36,17 +38,19 @@ for f in "$WORK"/*.yaml; do
   op=$(basename "$f" .yaml)
   # cupti: kernel time after an L2 flush (the direct timer's conditions);
   # cuptiwarm: kernel time with the L2 left warm (the graph timer's).
-  for timer in direct graph cupti cuptiwarm; do
+  for timer in ${FID_TIMERS:-direct graph cupti cuptiwarm}; do
     t=$timer
     extra=""
     [ "$timer" = cuptiwarm ] && t=cupti && extra=--no-flush
-    for rep in 0 1 2 3 4; do
+    for rep in $(seq 0 $((${FID_REPS:-5} - 1))); do
       "$Z" run "$op" --backend cuda --timer "$t" $extra --dtypes "$(cat "$WORK/$op.dtypes")" \
         --shape-file "$f" --out "$WORK/run-$timer-$op-$rep" --json "$WORK/$timer-$op-$rep.json" \
         --color never >"$WORK/$timer-$op-$rep.log" 2>&1 || echo "zlbench $op $timer rep $rep failed: $(tail -2 "$WORK/$timer-$op-$rep.log")"
     done
   done
 done
+# FID_TRITON=0: zlbench's timers only (a check of the timers, no table).
+[ "${FID_TRITON:-1}" = 0 ] && exit 0
 PYTHONUNBUFFERED=1 PYTHONPATH="$HERE" python3 "$HERE/triton_timers.py" "$LIB" "$CASES" \
   "$WORK/triton.json" || echo "triton timers failed"
 python3 "$HERE/analyze.py" "$WORK" "$CASES" "$WORK/triton.json" "$OUTD"
