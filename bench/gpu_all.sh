@@ -148,6 +148,8 @@ stage_fidelity() {
     note "fidelity: rc=$?"
     cp "$WORK/fidelity/table.md" "$WORK/fidelity/fidelity.png" "$OUT/" 2>/dev/null
     cp "$WORK/fidelity/fidelity.json" "$LOGS/" 2>/dev/null
+    # Every run's rows (NVML clocks and throttle reasons included).
+    (cd "$WORK/fidelity/work" && tar -czf "$LOGS/fidelity-runs.tar.gz" ./*.json ./*.log) 2>/dev/null
     tail -40 "$WORK/fidelity/table.md" 2>/dev/null | tee -a "$SUMMARY"
   fi
 }
