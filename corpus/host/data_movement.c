@@ -64,43 +64,30 @@ static int contiguous_ref(zlb_env_t *env, zlb_case_t *c, int which, void *stream
   return 0;
 }
 
-static void tr32(const uint32_t *restrict x, uint32_t *restrict o, int64_t m, int64_t n) {
-  int64_t ib, jb, i, j;
-  for (ib = 0; ib < m; ib += TR_TILE)
-    for (jb = 0; jb < n; jb += TR_TILE) {
-      int64_t ie = ib + TR_TILE < m ? ib + TR_TILE : m;
-      int64_t je = jb + TR_TILE < n ? jb + TR_TILE : n;
-      if (ie - ib == TR_TILE && je - jb == TR_TILE) {
-        int a, b;
-        for (a = 0; a < TR_TILE; a++)
-          for (b = 0; b < TR_TILE; b++)
-            o[(jb + a) * m + ib + b] = x[(ib + b) * n + jb + a];
-      } else {
-        for (j = jb; j < je; j++)
-          for (i = ib; i < ie; i++)
-            o[j * m + i] = x[i * n + j];
-      }
-    }
-}
+/* Tiled transpose of one [m, n] matrix of T (a bit copy: 32- and 16-bit
+ * elements cover every host dtype). */
+#define DEFINE_TR(name, T)                                                           \
+  static void name(const T *restrict x, T *restrict o, int64_t m, int64_t n) {       \
+    int64_t ib, jb, i, j;                                                            \
+    for (ib = 0; ib < m; ib += TR_TILE)                                              \
+      for (jb = 0; jb < n; jb += TR_TILE) {                                          \
+        int64_t ie = ib + TR_TILE < m ? ib + TR_TILE : m;                            \
+        int64_t je = jb + TR_TILE < n ? jb + TR_TILE : n;                            \
+        if (ie - ib == TR_TILE && je - jb == TR_TILE) {                              \
+          int a, b;                                                                  \
+          for (a = 0; a < TR_TILE; a++)                                              \
+            for (b = 0; b < TR_TILE; b++)                                            \
+              o[(jb + a) * m + ib + b] = x[(ib + b) * n + jb + a];                   \
+        } else {                                                                     \
+          for (j = jb; j < je; j++)                                                  \
+            for (i = ib; i < ie; i++)                                                \
+              o[j * m + i] = x[i * n + j];                                           \
+        }                                                                            \
+      }                                                                              \
+  }
 
-static void tr16(const uint16_t *restrict x, uint16_t *restrict o, int64_t m, int64_t n) {
-  int64_t ib, jb, i, j;
-  for (ib = 0; ib < m; ib += TR_TILE)
-    for (jb = 0; jb < n; jb += TR_TILE) {
-      int64_t ie = ib + TR_TILE < m ? ib + TR_TILE : m;
-      int64_t je = jb + TR_TILE < n ? jb + TR_TILE : n;
-      if (ie - ib == TR_TILE && je - jb == TR_TILE) {
-        int a, b;
-        for (a = 0; a < TR_TILE; a++)
-          for (b = 0; b < TR_TILE; b++)
-            o[(jb + a) * m + ib + b] = x[(ib + b) * n + jb + a];
-      } else {
-        for (j = jb; j < je; j++)
-          for (i = ib; i < ie; i++)
-            o[j * m + i] = x[i * n + j];
-      }
-    }
-}
+DEFINE_TR(tr32, uint32_t)
+DEFINE_TR(tr16, uint16_t)
 
 static int contiguous_fast(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
   zlb_tensor_t *y = &c->out[which][0];
