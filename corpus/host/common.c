@@ -87,16 +87,21 @@ int zlb__host_check_case(zlb_env_t *env, const zlb_case_t *c, const char *op,
   return 0;
 }
 
-int zlb__host_check_last_dim(zlb_env_t *env, const zlb_case_t *c, const char *op) {
-  int64_t d;
-  if (c->shape.nargs < 1)
-    return 0;
-  d = c->shape.args[0];
-  if (d == -1 || d == c->shape.ndim - 1)
-    return 0;
-  return zlb__host_fail(env, ZLB_EINVAL,
-                        "%s: dim=%" PRId64 " is not supported; the host operator works along the last dim (dim=-1)",
-                        op, d);
+int zlb__host_row_case(zlb_env_t *env, zlb_case_t *c, const char *op, uint32_t dtypes,
+                       int64_t *rows, int64_t *cols) {
+  const zlb_shape_t *s = &c->shape;
+  int rc;
+  zlb__host_case_begin(c);
+  if ((rc = zlb__host_check_case(env, c, op, dtypes, 1, ZLB_MAX_DIMS)))
+    return rc;
+  if (s->nargs >= 1 && s->args[0] != -1 && s->args[0] != s->ndim - 1)
+    return zlb__host_fail(env, ZLB_EINVAL,
+                          "%s: dim=%" PRId64 " is not supported; the host operator works along the last dim (dim=-1)",
+                          op, s->args[0]);
+  zlb__host_rows_cols(s, rows, cols);
+  zlb__host_detail_dims(c, s->ndim, s->dims);
+  zlb__host_detail_item(c, "dim=-1");
+  return 0;
 }
 
 int64_t zlb__host_numel(int n, const int64_t *dims) {

@@ -73,11 +73,14 @@ ZLB_HOST_HIDDEN int zlb__host_check_case(zlb_env_t *env, const zlb_case_t *c,
                                          int min_rank, int max_rank);
 
 /**
- * For operators that work along the last dim: an optional args[0] must
- * name it (-1 or ndim-1). Returns 0 or ZLB_EINVAL.
+ * Begin the case of an operator that works along the last dim of a tensor
+ * of any rank: zlb__host_case_begin, the dtype and rank checks, an
+ * optional args[0] that must name the last dim (-1 or ndim-1), the shape
+ * as [rows, cols], and the size detail "[dims], dim=-1". Returns 0, or
+ * ZLB_EINVAL with a message naming `op` in env->errbuf.
  */
-ZLB_HOST_HIDDEN int zlb__host_check_last_dim(zlb_env_t *env, const zlb_case_t *c,
-                                             const char *op);
+ZLB_HOST_HIDDEN int zlb__host_row_case(zlb_env_t *env, zlb_case_t *c, const char *op,
+                                       uint32_t dtypes, int64_t *rows, int64_t *cols);
 
 /** Product of `n` extents. */
 ZLB_HOST_HIDDEN int64_t zlb__host_numel(int n, const int64_t *dims);

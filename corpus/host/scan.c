@@ -12,13 +12,8 @@ static int cumsum_case_init(zlb_env_t *env, zlb_case_t *c) {
   const zlb_shape_t *s = &c->shape;
   int64_t m, n;
   int rc;
-  zlb__host_case_begin(c);
-  rc = zlb__host_check_case(env, c, "cumsum", HOST_FLOAT_DTYPES, 1, ZLB_MAX_DIMS);
-  if (!rc)
-    rc = zlb__host_check_last_dim(env, c, "cumsum");
-  if (rc)
+  if ((rc = zlb__host_row_case(env, c, "cumsum", HOST_FLOAT_DTYPES, &m, &n)))
     return rc;
-  zlb__host_rows_cols(s, &m, &n);
   zlb__host_tensor(&c->in[0], "x", c->dtype, s->ndim, s->dims, ZLB_FILL_NORMAL, 0.0, 1.0);
   c->n_in = 1;
   zlb__host_tensor(&c->out[ZLB_BASELINE][0], "out", c->dtype, s->ndim, s->dims,
@@ -28,8 +23,6 @@ static int cumsum_case_init(zlb_env_t *env, zlb_case_t *c) {
   c->flops = (double)m * (double)n;
   c->reduce_n = (double)n; /* the last element of a row sums n terms */
   c->check = ZLB_CHECK_CLOSE;
-  zlb__host_detail_dims(c, s->ndim, s->dims);
-  zlb__host_detail_item(c, "dim=-1");
   /* candidate, fp16/bf16 only: float rows of x and y */
   return zlb__host_ws_init(env, c, 0,
                            c->dtype == ZLB_DT_FLOAT32 ? 0 : 2 * (size_t)n * sizeof(float));

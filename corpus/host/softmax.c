@@ -15,13 +15,8 @@ static int softmax_case_init(zlb_env_t *env, zlb_case_t *c) {
   const zlb_shape_t *s = &c->shape;
   int64_t m, n, nblocks;
   int rc;
-  zlb__host_case_begin(c);
-  rc = zlb__host_check_case(env, c, "softmax", HOST_FLOAT_DTYPES, 1, ZLB_MAX_DIMS);
-  if (!rc)
-    rc = zlb__host_check_last_dim(env, c, "softmax");
-  if (rc)
+  if ((rc = zlb__host_row_case(env, c, "softmax", HOST_FLOAT_DTYPES, &m, &n)))
     return rc;
-  zlb__host_rows_cols(s, &m, &n);
   zlb__host_tensor(&c->in[0], "x", c->dtype, s->ndim, s->dims, ZLB_FILL_NORMAL, 0.0, 1.0);
   c->n_in = 1;
   zlb__host_tensor(&c->out[ZLB_BASELINE][0], "out", c->dtype, s->ndim, s->dims,
@@ -36,8 +31,6 @@ static int softmax_case_init(zlb_env_t *env, zlb_case_t *c) {
   c->reduce_n = (double)n;
   c->atol = SM_ATOL / (double)n;
   c->check = ZLB_CHECK_CLOSE;
-  zlb__host_detail_dims(c, s->ndim, s->dims);
-  zlb__host_detail_item(c, "dim=-1");
   snprintf(c->config[ZLB_CANDIDATE], sizeof c->config[ZLB_CANDIDATE], "online,blk=%d",
            SM_BLOCK);
   nblocks = (n + SM_BLOCK - 1) / SM_BLOCK;

@@ -21,13 +21,8 @@ static int sort_case_init(zlb_env_t *env, zlb_case_t *c) {
   const zlb_shape_t *s = &c->shape;
   int64_t m, n;
   int is_int, rc;
-  zlb__host_case_begin(c);
-  rc = zlb__host_check_case(env, c, "sort", SORT_DTYPES, 1, ZLB_MAX_DIMS);
-  if (!rc)
-    rc = zlb__host_check_last_dim(env, c, "sort");
-  if (rc)
+  if ((rc = zlb__host_row_case(env, c, "sort", SORT_DTYPES, &m, &n)))
     return rc;
-  zlb__host_rows_cols(s, &m, &n);
   is_int = c->dtype == ZLB_DT_INT32;
   zlb__host_tensor(&c->in[0], "x", c->dtype, s->ndim, s->dims,
                    is_int ? ZLB_FILL_INT : ZLB_FILL_NORMAL, is_int ? -100000.0 : 0.0,
@@ -39,8 +34,6 @@ static int sort_case_init(zlb_env_t *env, zlb_case_t *c) {
   c->bytes = 2.0 * (double)m * (double)n * 4.0;
   c->flops = 0.0;
   c->check = ZLB_CHECK_EXACT;
-  zlb__host_detail_dims(c, s->ndim, s->dims);
-  zlb__host_detail_item(c, "dim=-1");
   snprintf(c->config[ZLB_CANDIDATE], sizeof c->config[ZLB_CANDIDATE], "radix%d",
            RADIX_BITS);
   /* candidate: two key buffers of one row */

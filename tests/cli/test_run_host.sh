@@ -77,6 +77,14 @@ expect_rc 6 "$ZLBENCH" run softmax --backend host --out "$TMP/file/sub" $QUICK
 expect_in "$TMP/err" "$TMP/file/sub"
 expect_rc 2 "$ZLBENCH" run
 expect_in "$TMP/err" "no operator given"
+# The host row operators work along the last dim: another dim fails its
+# row (exit 1), naming operator and dim, and the other rows still run.
+printf 'sort:\n  shapes: [[[4, 8], 0], [[4, 8], -1]]\n' >"$TMP/dim.yaml"
+expect_rc 1 "$ZLBENCH" run sort --backend host --shape-file "$TMP/dim.yaml" --dtypes float32 \
+  --out "$TMP/dim" $QUICK
+expect_in "$TMP/out" "sort: dim=0 is not supported; the host operator works along the last dim (dim=-1)"
+expect_in "$TMP/dim/run.log" "[4, 8], dim=-1"
+expect_in "$TMP/out" "2 rows, 1 SUCCESS, 1 FAILED"
 
 # The curated inventory matches what the host library registers.
 expect_rc 0 "$ZLBENCH" inventory --check --backend host
