@@ -33,6 +33,10 @@ expect_in() {
   grep -qF -- "$2" "$1" || { echo "--- $1" >&2; tail -40 "$1" >&2; fail "'$1' lacks: $2"; }
 }
 
+# The pid of the batch writing into $OUT (a batch started from a shell
+# function runs in a forked shell: signal the batch process itself).
+batch_pid() { pgrep -n -f "zlbench batch .*--out $OUT"; }
+
 expect_not_in() {
   if grep -qF -- "$2" "$1"; then fail "'$1' unexpectedly contains: $2"; fi
 }

@@ -10,8 +10,6 @@ run_batch() {
 }
 run_batch >"$TMP/first.out" 2>&1 &
 bgpid=$!
-# The shell forks for the function: signal the batch process itself.
-batch_pid() { pgrep -n -f "zlbench batch .*--out $OUT"; }
 # Wait until the hang child is running, then interrupt.
 for i in $(seq 1 200); do
   ps -eo args | grep -v grep | grep -q "zlbench run hang .*--out $OUT" && break

@@ -15,8 +15,6 @@ run_batch() {
 # first has finished, while others are still to come.
 run_batch >"$TMP/first.out" 2>&1 &
 bgpid=$!
-# The shell forks for the function: signal the batch process itself.
-batch_pid() { pgrep -n -f "zlbench batch .*--out $OUT"; }
 for i in $(seq 1 200); do
   [ -f "$OUT/ops_status.csv" ] && [ "$(wc -l <"$OUT/ops_status.csv")" -ge 2 ] && break
   sleep 0.05
