@@ -103,7 +103,7 @@ static void *host_buf(zlb__run_t *r, int slot, size_t n) {
   return r->host[slot];
 }
 
-void zlb__host_release(zlb__run_t *r) {
+void zlb__hostbuf_release(zlb__run_t *r) {
   for (int i = 0; i < ZLB__HOST_SLOTS; i++) {
     free(r->host[i]);
     r->host[i] = NULL;

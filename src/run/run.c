@@ -340,7 +340,7 @@ out:
     fclose(r.log);
   zlb_jw_release(&r.json);
   zlb_shape_list_release(&r.shapes);
-  zlb__host_release(&r);
+  zlb__hostbuf_release(&r);
   /* After a device fault the context is unusable: closing it may hang. */
   if (!res->fatal && !res->poisoned)
     zlb_backend_close(r.b);

@@ -76,7 +76,7 @@ typedef struct zlb__run {
 } zlb__run_t;
 
 /* case.c: the host buffers */
-void zlb__host_release(zlb__run_t *r);
+void zlb__hostbuf_release(zlb__run_t *r);
 
 /* report.c: terminal text and run.log */
 void zlb__emit(zlb__run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
