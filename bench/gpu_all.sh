@@ -115,7 +115,7 @@ stage_scaling() {
 sanitize_one() {
   local op=$1 gpu=$2
   if CUDA_VISIBLE_DEVICES=$gpu timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 \
-    --log-file "$LOGS/sanitize/$op.txt" "$BUILD/bin/zlbench" run "$op" --backend cuda \
+    --log-file "$LOGS/sanitize/$op.txt" "$BUILD/bin/zlbench" run "$op" --backend "$BACKEND" \
     --shape-file "$ROOT/bench/shapes_sanitize.yaml" --timer direct --warmup-ms 0 --rep-ms 0 \
     --out "$WORK/sanitize/$op" >"$LOGS/sanitize/$op.out" 2>&1; then
     echo "clean $op"
@@ -127,13 +127,13 @@ sanitize_one() {
 # memcheck over every operator, several at once (the tool's cost is mostly
 # host-side instrumentation), spread over the visible GPUs.
 stage_sanitize() {
-  local Z=$BUILD/bin/zlbench ngpu jobs t0=$SECONDS
+  local jobs t0=$SECONDS
   mkdir -p "$LOGS/sanitize"
-  ngpu=$("$Z" devices --backend cuda --count | awk '{print $2}')
+  load_ops
   jobs=${SANITIZE_JOBS:-$(($(nproc) / 2))}
   export -f sanitize_one
-  export BUILD ROOT LOGS WORK
-  "$Z" inventory --registered --backend cuda | awk -v n="${ngpu:-1}" '{print $1, (NR - 1) % n}' |
+  export BUILD ROOT LOGS WORK BACKEND
+  tr , '\n' <<<"$OPS" | awk -v n="${NGPU:-1}" '{print $1, (NR - 1) % n}' |
     timeout "${SANITIZE_LIMIT:-200}" xargs -P "$jobs" -L 1 bash -c 'sanitize_one "$0" "$1"' \
     >"$LOGS/sanitize.txt" 2>&1
   note "memcheck ($jobs at a time, $((SECONDS - t0)) s): $(grep -c '^clean' "$LOGS/sanitize.txt") clean, $(grep -c '^BAD' "$LOGS/sanitize.txt") with errors or failures"
