@@ -40,6 +40,24 @@ enum {
   ZLB__ERRMAX
 };
 
+/*
+ * Process exit codes of the zlbench CLI, stable and documented in the
+ * README. The batch reads its children's exit codes with the same names.
+ */
+typedef enum zlb_exit_code {
+  ZLB_EXIT_OK = 0,
+  ZLB_EXIT_FAILED = 1,      /* ran, but rows or operators failed */
+  ZLB_EXIT_USAGE = 2,       /* bad flags, bad input file, unknown name */
+  ZLB_EXIT_UNAVAIL = 3,     /* backend runtime or device unavailable */
+  ZLB_EXIT_FATAL = 4,       /* a device fault (illegal address, ...) */
+  ZLB_EXIT_POISONED = 5,    /* BENCHMARK_CAPTURE_POISONED */
+  ZLB_EXIT_OUTPUT = 6,      /* results could not be written */
+  ZLB_EXIT_INTERRUPTED = 130
+} zlb_exit_code_t;
+
+/** The exit code a ZLB_* error code maps to (ZLB_EXIT_FAILED for others). */
+int zlb_exit_code_of(int zlb_code);
+
 /** Message for a code ("invalid argument"); "unknown error" otherwise. */
 const char *zlb_strerror(int code);
 /** Name for a code ("ZLB_EINVAL"); "ZLB_UNKNOWN" otherwise. */

@@ -26,6 +26,23 @@ const char *zlb_err_name(int code) {
   }
 }
 
+int zlb_exit_code_of(int code) {
+  switch (code) {
+  case ZLB_OK: return ZLB_EXIT_OK;
+  case ZLB_EINVAL:
+  case ZLB_EPARSE:
+  case ZLB_ENOTFOUND:
+  case ZLB_EEXIST: return ZLB_EXIT_USAGE;
+  case ZLB_EUNAVAIL:
+  case ZLB_EDEVICE: return ZLB_EXIT_UNAVAIL;
+  case ZLB_EFATAL: return ZLB_EXIT_FATAL;
+  case ZLB_EPOISONED: return ZLB_EXIT_POISONED;
+  case ZLB_EIO: return ZLB_EXIT_OUTPUT;
+  case ZLB_EINTR: return ZLB_EXIT_INTERRUPTED;
+  default: return ZLB_EXIT_FAILED;
+  }
+}
+
 void zlb_error_clear(zlb_error_t *e) {
   if (!e)
     return;

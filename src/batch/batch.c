@@ -64,12 +64,12 @@ static const char *status_of_exit(const zlb_exit_t *ex) {
   if (ex->signaled)
     return "crashed";
   switch (ex->code) {
-  case 0: return "ok";
-  case 1: return "failed_rows";
-  case 2: return "usage_error";
-  case 3: return "unavailable";
-  case 4: return "fatal";
-  case 5: return "poisoned";
+  case ZLB_EXIT_OK: return "ok";
+  case ZLB_EXIT_FAILED: return "failed_rows";
+  case ZLB_EXIT_USAGE: return "usage_error";
+  case ZLB_EXIT_UNAVAIL: return "unavailable";
+  case ZLB_EXIT_FATAL: return "fatal";
+  case ZLB_EXIT_POISONED: return "poisoned";
   default: return "failed";
   }
 }
@@ -121,12 +121,12 @@ static int run_helper(batch_t *b, zlb_strvec_t *argv, zlb_strbuf_t *out, zlb_err
   helper_env(b, &env);
   rc = zlb_spawn_capture(argv->v, &env, 120.0, 1 << 20, out, &errout, &ex, err);
   zlb_strvec_release(&env);
-  if (!rc && !(ex.code == 0 && !ex.signaled && !ex.timed_out)) {
+  if (!rc && !(ex.code == ZLB_EXIT_OK && !ex.signaled && !ex.timed_out)) {
     /* The helper's own message says what is wrong (unknown backend, ...). */
     zlb_exit_describe(&ex, what, sizeof(what));
     zlb_strbuf_setlen(&errout, errout.len && errout.buf[errout.len - 1] == '\n' ? errout.len - 1
                                                                               : errout.len);
-    rc = zlb_error_set(err, ex.code == 2 ? ZLB_EINVAL : ZLB_EUNAVAIL, "%s",
+    rc = zlb_error_set(err, ex.code == ZLB_EXIT_USAGE ? ZLB_EINVAL : ZLB_EUNAVAIL, "%s",
                        errout.len ? (zlb_starts_with(errout.buf, "zlbench: error: ")
                                          ? errout.buf + strlen("zlbench: error: ")
                                          : errout.buf)
@@ -573,7 +573,8 @@ static void on_child_exit(batch_t *b, job_t *j, zlb_error_t *err) {
   const zlb_exit_t *ex = &j->child.exit;
   char sig[320], line1[256], what[64];
   const char *st = status_of_exit(ex);
-  int accepted = !ex->timed_out && !ex->signaled && (ex->code == 0 || ex->code == 1) &&
+  int accepted = !ex->timed_out && !ex->signaled &&
+                 (ex->code == ZLB_EXIT_OK || ex->code == ZLB_EXIT_FAILED) &&
                  run_finished(j->attempt_dir);
 
   j->state = 0;
@@ -592,7 +593,7 @@ static void on_child_exit(batch_t *b, job_t *j, zlb_error_t *err) {
     zlb_strlcpy(u->status, st, sizeof(u->status));
     u->signature[0] = '\0';
     accept_attempt(b, j, u);
-  } else if (ex->code == 5 && !ex->signaled && !ex->timed_out && !u->deny) {
+  } else if (ex->code == ZLB_EXIT_POISONED && !ex->signaled && !ex->timed_out && !u->deny) {
     /* BENCHMARK_CAPTURE_POISONED: the operator is capture-incompatible, not
      * broken. Once more, in a fresh process, with capture denied. */
     u->deny = 1;
@@ -601,8 +602,9 @@ static void on_child_exit(batch_t *b, job_t *j, zlb_error_t *err) {
     return;
   } else {
     int deterministic = !strcmp(u->signature, sig);
-    int final = ex->code == 2 || ex->code == 3 || (ex->code == 5 && u->deny);
-    if (!ex->timed_out && !ex->signaled && ex->code <= 1)
+    int final = ex->code == ZLB_EXIT_USAGE || ex->code == ZLB_EXIT_UNAVAIL ||
+                (ex->code == ZLB_EXIT_POISONED && u->deny);
+    if (!ex->timed_out && !ex->signaled && ex->code <= ZLB_EXIT_FAILED)
       st = "failed"; /* exited without finishing its results */
     u->attempts++;
     zlb_strlcpy(u->status, st, sizeof(u->status));

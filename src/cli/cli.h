@@ -1,5 +1,6 @@
 /* Shared declarations of the command-line layer: exit codes, messages and
- * the subcommand entry points. Only this layer prints or exits. */
+ * the subcommand entry points. Only this layer prints or exits; the exit codes
+ * are zlb_exit_code_t (zlbench/error.h). */
 #ifndef ZLB_CLI_H
 #define ZLB_CLI_H
 
@@ -7,26 +8,12 @@
 
 #include "zlbench/error.h"
 
-/* Exit codes: stable, documented in README.md. */
-enum {
-  ZLB_EXIT_OK = 0,
-  ZLB_EXIT_FAILED = 1,      /* ran, but rows or operators failed */
-  ZLB_EXIT_USAGE = 2,       /* bad flags, bad input file, unknown name */
-  ZLB_EXIT_UNAVAIL = 3,     /* backend runtime or device unavailable */
-  ZLB_EXIT_FATAL = 4,       /* a device fault (illegal address, ...) */
-  ZLB_EXIT_POISONED = 5,    /* BENCHMARK_CAPTURE_POISONED */
-  ZLB_EXIT_OUTPUT = 6,      /* results could not be written */
-  ZLB_EXIT_INTERRUPTED = 130
-};
-
 /* "zlbench: error: ..." on stderr. */
 void zlb_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void zlb_cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void zlb_cli_notef(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** Print an error object and return the exit code its code maps to. */
 int zlb_cli_fail(const zlb_error_t *err);
-/** Exit code for a ZLB error code. */
-int zlb_cli_exit_code(int zlb_code);
 /** 1 when `arg` is -h or --help. */
 int zlb_cli_is_help(const char *arg);
 

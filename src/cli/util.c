@@ -33,26 +33,9 @@ void zlb_cli_notef(const char *fmt, ...) {
   va_end(ap);
 }
 
-int zlb_cli_exit_code(int code) {
-  switch (code) {
-  case ZLB_OK: return ZLB_EXIT_OK;
-  case ZLB_EINVAL:
-  case ZLB_EPARSE:
-  case ZLB_ENOTFOUND:
-  case ZLB_EEXIST: return ZLB_EXIT_USAGE;
-  case ZLB_EUNAVAIL:
-  case ZLB_EDEVICE: return ZLB_EXIT_UNAVAIL;
-  case ZLB_EFATAL: return ZLB_EXIT_FATAL;
-  case ZLB_EPOISONED: return ZLB_EXIT_POISONED;
-  case ZLB_EIO: return ZLB_EXIT_OUTPUT;
-  case ZLB_EINTR: return ZLB_EXIT_INTERRUPTED;
-  default: return ZLB_EXIT_FAILED;
-  }
-}
-
 int zlb_cli_fail(const zlb_error_t *err) {
   zlb_cli_errorf("%s", err->msg[0] ? err->msg : zlb_strerror(err->code));
-  return zlb_cli_exit_code(err->code);
+  return zlb_exit_code_of(err->code);
 }
 
 int zlb_cli_is_help(const char *arg) {
