@@ -102,6 +102,24 @@ int zlb_parse_double(const char *s, double *out);
 
 /* ---- time ------------------------------------------------------------ */
 
+/*
+ * Memory the host can still give this process: MemAvailable, lowered to
+ * what a cgroup (v2 memory.max, v1 limit_in_bytes) leaves. 0 and ZLB_EIO
+ * when neither can be read.
+ */
+int zlb_host_mem_available(size_t *avail, size_t *total, zlb_error_t *err);
+
+/*
+ * Run fn(ctx, chunk, begin, end) over [0, n) in chunks of `chunk`
+ * elements, on up to `max_threads` threads (0: one per online CPU, at
+ * most 16). Chunk k always covers [k * chunk, min(n, (k + 1) * chunk)),
+ * whatever the thread count, so a caller that keeps one result per chunk
+ * and combines them in chunk order gets the same answer on every machine.
+ */
+void zlb_parallel_chunks(int64_t n, int64_t chunk, int max_threads,
+                         void (*fn)(void *ctx, int64_t k, int64_t begin, int64_t end),
+                         void *ctx);
+
 /** Nanoseconds on CLOCK_MONOTONIC. */
 uint64_t zlb_now_ns(void);
 /** Seconds on CLOCK_MONOTONIC as a double. */

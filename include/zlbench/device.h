@@ -20,6 +20,7 @@ extern "C" {
 #define ZLB_CAP_ASYNC 0x08u      /* work is queued, not run at enqueue time */
 #define ZLB_CAP_L2_FLUSH 0x10u   /* a device cache worth flushing between samples */
 #define ZLB_CAP_TRACE 0x20u      /* kernel activity tracing (CUPTI on CUDA) */
+#define ZLB_CAP_HOST_MEMORY 0x40u /* device pointers are host pointers: outputs are read in place */
 
 /* What a failed capture attempt means (DESIGN.md section 4). */
 typedef enum zlb_verdict {
@@ -140,6 +141,11 @@ typedef struct zlb_backend_vtbl {
   /* Clocks, temperature, power and throttle reasons of the selected
    * device; NULL where the backend cannot read them. */
   int (*clocks)(zlb_backend_t *b, zlb_clocks_t *out, zlb_error_t *err);
+  /* Free and total bytes of the selected device's memory, for sizing a
+   * case before allocating it; NULL where the backend cannot tell. A
+   * backend whose device memory is host memory reports the host's. */
+  int (*mem_info)(zlb_backend_t *b, size_t *free_bytes, size_t *total_bytes,
+                  zlb_error_t *err);
 } zlb_backend_vtbl_t;
 
 /* A registry entry: everything known about a backend, implemented or not. */

@@ -67,6 +67,7 @@ enum {
   X(event_sync, "cuEventSynchronize", (CUevent))                     \
   X(mem_alloc, "cuMemAlloc_v2", (CUdeviceptr *, size_t))            \
   X(mem_free, "cuMemFree_v2", (CUdeviceptr))                         \
+  X(mem_info, "cuMemGetInfo_v2", (size_t *, size_t *))               \
   X(memset_async, "cuMemsetD8Async", (CUdeviceptr, unsigned char, size_t, CUstream)) \
   X(memcpy_htod, "cuMemcpyHtoD_v2", (CUdeviceptr, const void *, size_t)) \
   X(memcpy_dtoh, "cuMemcpyDtoH_v2", (void *, CUdeviceptr, size_t))   \
@@ -331,6 +332,13 @@ static int cuda_mem_alloc(zlb_backend_t *b, size_t bytes, void **ptr, zlb_error_
   return 0;
 }
 
+static int cuda_mem_info(zlb_backend_t *b, size_t *free_bytes, size_t *total_bytes,
+                         zlb_error_t *err) {
+  (void)b;
+  CU("cuMemGetInfo", api.mem_info(free_bytes, total_bytes));
+  return 0;
+}
+
 static void cuda_mem_free(zlb_backend_t *b, void *ptr) {
   (void)b;
   api.mem_free((CUdeviceptr)(uintptr_t)ptr);
@@ -503,6 +511,7 @@ static const zlb_backend_vtbl_t cuda_vtbl = {
     .trace_now = cuda_trace_now,
     .trace_end = cuda_trace_end,
     .clocks = cuda_clocks,
+    .mem_info = cuda_mem_info,
 };
 
 static const char *const cuda_aliases[] = {"nvidia", "gpu", NULL};

@@ -201,6 +201,13 @@ static int host_sync(zlb_backend_t *b, zlb_error_t *err) {
   return 0;
 }
 
+/* The host backend's device memory is the host's. */
+static int host_mem_info(zlb_backend_t *b, size_t *free_bytes, size_t *total_bytes,
+                         zlb_error_t *err) {
+  (void)b;
+  return zlb_host_mem_available(free_bytes, total_bytes, err);
+}
+
 static const zlb_backend_vtbl_t host_vtbl = {
     .open = host_open,
     .close = host_close,
@@ -224,6 +231,7 @@ static const zlb_backend_vtbl_t host_vtbl = {
     .sync = host_sync,
     .health_probe = host_sync,
     .memcpy_dtod = host_dtod,
+    .mem_info = host_mem_info,
 };
 
 static const char *const host_aliases[] = {"cpu", NULL};
@@ -236,7 +244,7 @@ const zlb_backend_desc_t zlb__backend_host = {
     .visibility_env = NULL,
     .also_env = NULL,
     /* The CPU caches are real, so the direct timer flushes them too. */
-    .caps = ZLB_CAP_L2_FLUSH,
+    .caps = ZLB_CAP_L2_FLUSH | ZLB_CAP_HOST_MEMORY,
     .classify = NULL,
     .nclassify = 0,
     .flush_bytes = 8u << 20,
