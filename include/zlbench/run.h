@@ -39,6 +39,7 @@ typedef struct zlb_run_opts {
   void (*emit)(void *ctx, const char *text); /* terminal text */
   void *emit_ctx;
   volatile int *interrupted; /* nonzero: stop after the current case */
+  int verbose;               /* 1: each row's phase times (ms) after it */
 } zlb_run_opts_t;
 
 /** Defaults: backend auto, device 0, timer auto, timing defaults, seed 0x5eed. */

@@ -3,6 +3,7 @@
  * operators), time both implementations, release. A mismatch is a FAILED
  * row, never a latency; a device fault stops the run. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,40 +60,26 @@ static void rng_guard(void *ctx, int scratch) {
 
 /* ---- tensors -------------------------------------------------------------- */
 
-static int64_t numel_of(const zlb_tensor_t *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->ndim; i++)
-    n *= t->dims[i];
-  return n;
-}
-
 static size_t bytes_of(const zlb_tensor_t *t) {
   return (size_t)t->numel * zlb_dtype_size(t->dtype);
 }
 
+/* Every slot, not n_in/n_out: those come from the operator and are only
+ * trusted after validation; a slot the harness did not allocate is NULL. */
 static void free_tensors(zlb__run_t *r, zlb_case_t *c) {
-  for (int i = 0; i < c->n_in; i++)
+  for (int i = 0; i < ZLB_MAX_TENSORS; i++) {
     if (c->in[i].data)
       r->b->v->mem_free(r->b, c->in[i].data);
-  for (int w = 0; w < 2; w++)
-    for (int k = 0; k < c->n_out; k++)
-      if (c->out[w][k].data)
-        r->b->v->mem_free(r->b, c->out[w][k].data);
+    c->in[i].data = NULL;
+    for (int w = 0; w < 2; w++) {
+      if (c->out[w][i].data)
+        r->b->v->mem_free(r->b, c->out[w][i].data);
+      c->out[w][i].data = NULL;
+    }
+  }
 }
 
-static int alloc_tensor(zlb__run_t *r, zlb_tensor_t *t, zlb_error_t *err) {
-  t->numel = numel_of(t);
-  if (r->b->v->mem_alloc(r->b, bytes_of(t), &t->data, err))
-    return zlb_error_prefix(err, "cannot allocate tensor '%s' (%zu bytes)",
-                            t->name ? t->name : "?", bytes_of(t));
-  return 0;
-}
-
-enum { SLOT_FILL = 0, SLOT_IN = 1, SLOT_OUT = 1 + ZLB_MAX_TENSORS,
-       SLOT_AGAIN = 1 + 3 * ZLB_MAX_TENSORS };
-
-/* A host buffer of at least n bytes in a slot, reused by later cases. */
-static void *host_buf(zlb__run_t *r, int slot, size_t n) {
+void *zlb__host_buf(zlb__run_t *r, int slot, size_t n) {
   if (!n)
     n = 1;
   if (r->host_cap[slot] < n) {
@@ -111,33 +98,209 @@ void zlb__hostbuf_release(zlb__run_t *r) {
   }
 }
 
-static int setup_tensors(zlb__run_t *r, zlb_case_t *c, uint64_t seed, zlb_error_t *err) {
+/* ---- what case_init described ------------------------------------------------ */
+
+static void clear_data(zlb_case_t *c) {
+  for (int i = 0; i < ZLB_MAX_TENSORS; i++)
+    c->in[i].data = c->out[0][i].data = c->out[1][i].data = NULL;
+}
+
+/* The largest tensor the harness accepts: 2^48 bytes, far above any device,
+ * and small enough that sums of a few of them cannot overflow. */
+#define MAX_TENSOR_BYTES ((uint64_t)1 << 48)
+
+static const char *tensor_label(const zlb_tensor_t *t, int out, int i, char *buf,
+                                size_t len) {
+  snprintf(buf, len, "%s '%s' (%s[%d])", out ? "output" : "input",
+           t->name ? t->name : "?", out ? "out" : "in", i);
+  return buf;
+}
+
+static int bad_field(zlb_error_t *err, const char *what, const char *field,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int bad_field(zlb_error_t *err, const char *what, const char *field,
+                     const char *fmt, ...) {
+  char val[128];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(val, sizeof(val), fmt, ap);
+  va_end(ap);
+  return zlb_error_set(err, ZLB_EOP, "case_init described %s with %s %s", what, field, val);
+}
+
+/* One tensor's dtype, rank, extents and fill; sets numel. */
+static int check_tensor(zlb_tensor_t *t, int out, int i, zlb_error_t *err) {
+  char what[160];
+  uint64_t numel = 1, es;
+  tensor_label(t, out, i, what, sizeof(what));
+  if ((unsigned)t->dtype >= ZLB_DT_COUNT || !zlb_dtype_size(t->dtype))
+    return bad_field(err, what, "dtype", "%d (not a known dtype)", (int)t->dtype);
+  if (t->ndim < 0 || t->ndim > ZLB_MAX_DIMS)
+    return bad_field(err, what, "ndim", "%d (allowed: 0 to %d)", t->ndim, ZLB_MAX_DIMS);
+  es = zlb_dtype_size(t->dtype);
+  for (int d = 0; d < t->ndim; d++) {
+    if (t->dims[d] < 0)
+      return bad_field(err, what, "dims", "[%d] = %lld (negative extent)", d,
+                       (long long)t->dims[d]);
+    if (t->dims[d] && numel > MAX_TENSOR_BYTES / es / (uint64_t)t->dims[d])
+      return bad_field(err, what, "dims", "[%d] = %lld (the tensor would exceed 2^48 bytes)",
+                       d, (long long)t->dims[d]);
+    numel *= (uint64_t)t->dims[d];
+  }
+  if (!out && (unsigned)t->fill > ZLB_FILL_NONE)
+    return bad_field(err, what, "fill", "%d (not a known fill)", (int)t->fill);
+  if (!out && t->fill != ZLB_FILL_NONE && (!isfinite(t->lo) || !isfinite(t->hi)))
+    return bad_field(err, what, "fill range", "[%g, %g) (not finite)", t->lo, t->hi);
+  t->numel = (int64_t)numel;
+  return 0;
+}
+
+/*
+ * case_init comes from an operator library: every field it fills is
+ * checked before the harness sizes, allocates or reads anything by it.
+ */
+static int check_case(zlb_case_t *c, zlb_error_t *err) {
   int rc;
-  if (c->n_in > ZLB_MAX_TENSORS || c->n_out > ZLB_MAX_TENSORS || c->n_in < 0 ||
-      c->n_out < 1)
-    return zlb_error_set(err, ZLB_EOP, "case_init described %d inputs and %d outputs",
-                         c->n_in, c->n_out);
+  if (c->n_in < 0 || c->n_in > ZLB_MAX_TENSORS)
+    return bad_field(err, "the case", "n_in", "%d (allowed: 0 to %d)", c->n_in,
+                     ZLB_MAX_TENSORS);
+  if (c->n_out < 1 || c->n_out > ZLB_MAX_TENSORS)
+    return bad_field(err, "the case", "n_out", "%d (allowed: 1 to %d)", c->n_out,
+                     ZLB_MAX_TENSORS);
+  for (int i = 0; i < c->n_in; i++)
+    if ((rc = check_tensor(&c->in[i], 0, i, err)))
+      return rc;
+  for (int k = 0; k < c->n_out; k++)
+    if ((rc = check_tensor(&c->out[0][k], 1, k, err)))
+      return rc;
+  if ((unsigned)c->check > ZLB_CHECK_NONE)
+    return bad_field(err, "the case", "check", "%d (not a known check)", (int)c->check);
+  if (!isfinite(c->bytes) || c->bytes < 0)
+    return bad_field(err, "the case", "bytes", "%g (must be finite and >= 0)", c->bytes);
+  if (!isfinite(c->flops) || c->flops < 0)
+    return bad_field(err, "the case", "flops", "%g (must be finite and >= 0)", c->flops);
+  if (!isfinite(c->reduce_n) || !isfinite(c->rtol) || !isfinite(c->atol) ||
+      c->reduce_n < 0 || c->rtol < 0 || c->atol < 0)
+    return bad_field(err, "the case", "tolerances",
+                     "reduce_n %g, rtol %g, atol %g (must be finite and >= 0)", c->reduce_n,
+                     c->rtol, c->atol);
+  if (c->check == ZLB_CHECK_STAT && (!isfinite(c->stat_mean) || !isfinite(c->stat_var) ||
+                                     c->stat_var < 0))
+    return bad_field(err, "the case", "statistics", "mean %g, variance %g", c->stat_mean,
+                     c->stat_var);
+  /* Strings the harness prints: always terminated. */
+  c->detail[sizeof(c->detail) - 1] = '\0';
+  c->config[0][sizeof(c->config[0]) - 1] = c->config[1][sizeof(c->config[1]) - 1] = '\0';
+  return 0;
+}
+
+/* ---- memory the case needs ----------------------------------------------------- */
+
+static void fmt_bytes(double b, char *buf, size_t len) {
+  if (b >= 1e9)
+    snprintf(buf, len, "%.2f GB", b / 1e9);
+  else if (b >= 1e6)
+    snprintf(buf, len, "%.1f MB", b / 1e6);
+  else
+    snprintf(buf, len, "%.0f KB", b / 1e3);
+}
+
+/* Host bytes the accuracy check needs beyond the buffers already held. */
+static uint64_t host_need(const zlb__run_t *r, const zlb_case_t *c, int in_place) {
+  uint64_t need = 0, want;
+  int custom = c->check == ZLB_CHECK_CUSTOM, rng = !!(r->op->candidate.flags & ZLB_IMPL_USES_RNG);
+#define SLOT(slot, n)                                                                  \
+  do {                                                                                 \
+    want = (n);                                                                        \
+    if (want > r->host_cap[slot])                                                      \
+      need += want - r->host_cap[slot];                                                \
+  } while (0)
+  for (int i = 0; i < c->n_in; i++) {
+    SLOT(ZLB__SLOT_FILL, zlb__fill_staging_bytes(r, &c->in[i]));
+    if (custom && !in_place)
+      SLOT(ZLB__SLOT_IN + i, bytes_of(&c->in[i]));
+  }
+  for (int k = 0; k < c->n_out; k++) {
+    if (c->check == ZLB_CHECK_NONE)
+      break;
+    if (!in_place) {
+      SLOT(ZLB__SLOT_OUT + k, bytes_of(&c->out[0][k]));
+      SLOT(ZLB__SLOT_OUT + ZLB_MAX_TENSORS + k, bytes_of(&c->out[0][k]));
+    }
+    if (rng)
+      SLOT(ZLB__SLOT_AGAIN + k, bytes_of(&c->out[0][k]));
+  }
+#undef SLOT
+  return need;
+}
+
+/*
+ * A case too big for the device or the host fails its row before anything
+ * is allocated, with what it needs and what there is: allocating blindly
+ * gets the process killed by the kernel's OOM killer on the host backend
+ * (no row, no message). 10 % of what is free stays as headroom for
+ * workspaces, the runtime and the rest of the system.
+ */
+static int check_footprint(zlb__run_t *r, const zlb_case_t *c, zlb_error_t *err) {
+  int in_place = !!(r->b->desc->caps & ZLB_CAP_HOST_MEMORY);
+  uint64_t dev = 0, host;
+  size_t dfree = 0, dtotal = 0, hfree = 0, htotal = 0;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  char a[32], b[32], h1[32], h2[32];
+
+  for (int i = 0; i < c->n_in; i++)
+    dev += bytes_of(&c->in[i]) + zlb__pool_bytes_needed(r, &c->in[i]);
+  for (int k = 0; k < c->n_out; k++)
+    dev += 2 * (uint64_t)bytes_of(&c->out[0][k]);
+  host = host_need(r, c, in_place);
+  if (r->b->v->mem_info && !r->b->v->mem_info(r->b, &dfree, &dtotal, &e) && dfree) {
+    uint64_t total = in_place ? dev + host : dev;
+    if (total > (uint64_t)(0.9 * (double)dfree)) {
+      fmt_bytes((double)total, a, sizeof(a));
+      fmt_bytes((double)dfree, b, sizeof(b));
+      return zlb_error_set(err, ZLB_ENOMEM,
+                           "case needs %s of %s memory (tensors of both implementations%s) "
+                           "but %s is free; skipped before allocating",
+                           a, in_place ? "host" : "device", in_place ? " and check copies" : "",
+                           b);
+    }
+  }
+  if (!in_place && host && !zlb_host_mem_available(&hfree, &htotal, &e) &&
+      host > (uint64_t)(0.9 * (double)hfree)) {
+    fmt_bytes((double)host, h1, sizeof(h1));
+    fmt_bytes((double)hfree, h2, sizeof(h2));
+    return zlb_error_set(err, ZLB_ENOMEM,
+                         "case needs %s of host memory for the accuracy check's copies but "
+                         "%s is available; skipped before allocating",
+                         h1, h2);
+  }
+  return 0;
+}
+
+static int alloc_tensors(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
   for (int k = 0; k < c->n_out; k++) {
     c->out[1][k] = c->out[0][k];
     c->out[0][k].data = c->out[1][k].data = NULL;
   }
-  for (int i = 0; i < c->n_in; i++) {
-    zlb_tensor_t *t = &c->in[i];
-    void *host;
-    if ((rc = alloc_tensor(r, t, err)))
-      return rc;
-    if (t->fill == ZLB_FILL_NONE)
-      continue;
-    host = host_buf(r, SLOT_FILL, bytes_of(t));
-    zlb_fill_host(t, host, seed + 0x1000u * (uint64_t)(i + 1));
-    rc = r->b->v->memcpy_htod(r->b, t->data, host, bytes_of(t), err);
-    if (rc)
-      return rc;
-  }
+  for (int i = 0; i < c->n_in; i++)
+    if (r->b->v->mem_alloc(r->b, bytes_of(&c->in[i]), &c->in[i].data, err))
+      return zlb_error_prefix(err, "cannot allocate input '%s' (%zu bytes)",
+                              c->in[i].name ? c->in[i].name : "?", bytes_of(&c->in[i]));
   for (int w = 0; w < 2; w++)
     for (int k = 0; k < c->n_out; k++)
-      if ((rc = alloc_tensor(r, &c->out[w][k], err)))
-        return rc;
+      if (r->b->v->mem_alloc(r->b, bytes_of(&c->out[w][k]), &c->out[w][k].data, err))
+        return zlb_error_prefix(err, "cannot allocate output '%s' (%zu bytes)",
+                                c->out[w][k].name ? c->out[w][k].name : "?",
+                                bytes_of(&c->out[w][k]));
+  return 0;
+}
+
+static int fill_inputs(zlb__run_t *r, zlb_case_t *c, uint64_t seed, zlb_error_t *err) {
+  int rc;
+  for (int i = 0; i < c->n_in; i++)
+    if ((rc = zlb__fill_input(r, &c->in[i], seed + 0x1000u * (uint64_t)(i + 1), err)))
+      return rc;
   return 0;
 }
 
@@ -162,16 +325,56 @@ static int run_once(zlb__run_t *r, zlb_case_t *c, int which, zlb_error_t *err) {
   return rc;
 }
 
-static int download(zlb__run_t *r, const zlb_tensor_t *t, int slot, const void **host,
-                    zlb_error_t *err) {
-  void *h = host_buf(r, slot, bytes_of(t));
+/* A host-readable copy of t: the tensor itself where device memory is
+ * host memory, else a download into a reused buffer. */
+static int host_view(zlb__run_t *r, const zlb_tensor_t *t, int slot, const void **host,
+                     zlb_error_t *err) {
+  void *h;
+  if (r->b->desc->caps & ZLB_CAP_HOST_MEMORY) {
+    *host = t->data;
+    return 0;
+  }
+  h = zlb__host_buf(r, slot, bytes_of(t));
   *host = h;
   return r->b->v->memcpy_dtoh(r->b, h, t->data, bytes_of(t), err);
 }
 
+/* The candidate's outputs once more from the same RNG state, bit for bit. */
+static int check_reproducible(zlb__run_t *r, zlb_case_t *c, zlb_rng_t before,
+                              const zlb_host_view_t *view, zlb_error_t *err) {
+  zlb_rng_t after = r->rng;
+  const void *first[ZLB_MAX_TENSORS];
+  int rc;
+  /* In place, the re-run overwrites the first outputs: keep a copy. */
+  for (int k = 0; k < c->n_out; k++) {
+    first[k] = view->out[ZLB_CANDIDATE][k];
+    if (r->b->desc->caps & ZLB_CAP_HOST_MEMORY) {
+      void *copy = zlb__host_buf(r, ZLB__SLOT_AGAIN + k, bytes_of(&c->out[1][k]));
+      memcpy(copy, first[k], bytes_of(&c->out[1][k]));
+      first[k] = copy;
+    }
+  }
+  r->rng = before;
+  if ((rc = poison(r, c, ZLB_CANDIDATE, err)) || (rc = run_once(r, c, ZLB_CANDIDATE, err)))
+    return rc;
+  r->rng = after;
+  for (int k = 0; k < c->n_out; k++) {
+    const void *again;
+    if ((rc = host_view(r, &c->out[ZLB_CANDIDATE][k], ZLB__SLOT_AGAIN + k, &again, err)))
+      return rc;
+    if (memcmp(again, first[k], bytes_of(&c->out[ZLB_CANDIDATE][k])))
+      return zlb_error_set(err, ZLB_EMISMATCH,
+                           "candidate is not reproducible: output '%s' differs between "
+                           "two runs from the same seed and offset",
+                           c->out[1][k].name ? c->out[1][k].name : "out");
+  }
+  return 0;
+}
+
 /* The accuracy check: each impl once on poisoned outputs, compare; an impl
  * that draws random numbers must reproduce its output bit for bit from the
- * same RNG state. */
+ * same RNG state. Only what the check reads is copied to the host: inputs
+ * for an operator's own compare(), nothing when there is no check. */
 static int accuracy(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
   zlb_host_view_t view;
   zlb_rng_t before;
@@ -184,34 +387,21 @@ static int accuracy(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
   before = r->rng;
   if ((rc = run_once(r, c, ZLB_CANDIDATE, err)))
     return rc;
-  for (int i = 0; i < c->n_in; i++)
-    if ((rc = download(r, &c->in[i], SLOT_IN + i, &view.in[i], err)))
-      return rc;
+  if (c->check == ZLB_CHECK_NONE && !(r->op->candidate.flags & ZLB_IMPL_USES_RNG))
+    return 0;
+  if (c->check == ZLB_CHECK_CUSTOM)
+    for (int i = 0; i < c->n_in; i++)
+      if ((rc = host_view(r, &c->in[i], ZLB__SLOT_IN + i, &view.in[i], err)))
+        return rc;
   for (int w = 0; w < 2; w++)
     for (int k = 0; k < c->n_out; k++)
-      if ((rc = download(r, &c->out[w][k], SLOT_OUT + w * ZLB_MAX_TENSORS + k,
-                         &view.out[w][k], err)))
+      if ((rc = host_view(r, &c->out[w][k], ZLB__SLOT_OUT + w * ZLB_MAX_TENSORS + k,
+                          &view.out[w][k], err)))
         return rc;
   if ((rc = zlb_check_outputs(r->op, &r->env, c, &view, err)))
     return rc;
-  if (r->op->candidate.flags & ZLB_IMPL_USES_RNG) {
-    zlb_rng_t after = r->rng;
-    const void *again;
-    r->rng = before;
-    if ((rc = poison(r, c, ZLB_CANDIDATE, err)) ||
-        (rc = run_once(r, c, ZLB_CANDIDATE, err)))
-      return rc;
-    r->rng = after;
-    for (int k = 0; k < c->n_out; k++) {
-      if ((rc = download(r, &c->out[ZLB_CANDIDATE][k], SLOT_AGAIN + k, &again, err)))
-        return rc;
-      if (memcmp(again, view.out[ZLB_CANDIDATE][k], bytes_of(&c->out[ZLB_CANDIDATE][k])))
-        return zlb_error_set(err, ZLB_EMISMATCH,
-                             "candidate is not reproducible: output '%s' differs between "
-                             "two runs from the same seed and offset",
-                             c->out[1][k].name ? c->out[1][k].name : "out");
-    }
-  }
+  if (r->op->candidate.flags & ZLB_IMPL_USES_RNG)
+    return check_reproducible(r, c, before, &view, err);
   return 0;
 }
 
@@ -265,6 +455,7 @@ int zlb__describe_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   r->errbuf[0] = '\0';
   zlb_shape_format(shape, row->shape, sizeof(row->shape));
   rc = r->op->case_init(&r->env, &c);
+  c.detail[sizeof(c.detail) - 1] = '\0';
   if (!rc)
     zlb_strlcpy(row->full_detail, c.detail[0] ? c.detail : row->shape,
                 sizeof(row->full_detail));
@@ -320,11 +511,27 @@ static void timer_column(zlb__row_t *row, const char *mark[2]) {
   }
 }
 
-int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
-                  zlb__row_t *row, zlb_error_t *stop) {
+const char *zlb__phase_name(zlb__phase_t p) {
+  static const char *const names[ZLB__PH_COUNT] = {
+      "describe", "allocate", "fill", "prepare", "accuracy", "timing", "release"};
+  return (unsigned)p < ZLB__PH_COUNT ? names[p] : "?";
+}
+
+/* Charge the time since *t to phase p; restart the clock; the next phase. */
+static zlb__phase_t next_phase(zlb__row_t *row, zlb__phase_t p, double *t) {
+  double now = zlb_now_s();
+  row->phase_ms[p] += (now - *t) * 1e3;
+  *t = now;
+  return p + 1 < ZLB__PH_COUNT ? (zlb__phase_t)(p + 1) : p;
+}
+
+void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
+                   zlb__row_t *row, zlb_error_t *stop) {
   zlb_case_t c;
   zlb_error_t e = ZLB_ERROR_INIT;
   int prepared[2] = {0, 0}, rc = 0, initialised = 0;
+  double t_case = zlb_now_s(), t = t_case;
+  zlb__phase_t ph = ZLB__PH_DESCRIBE;
   char mark[2][160];
   const char *marks[2] = {mark[0], mark[1]};
 
@@ -338,24 +545,36 @@ int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   zlb_shape_format(shape, row->shape, sizeof(row->shape));
 
   r->errbuf[0] = '\0';
-  if ((rc = r->op->case_init(&r->env, &c))) {
+  rc = r->op->case_init(&r->env, &c);
+  clear_data(&c); /* the harness allocates: whatever case_init left there is not ours */
+  if (rc) {
     zlb_error_set(&e, rc < 0 ? rc : ZLB_EOP, "case_init rejected shape %s: %s",
                   row->shape, r->errbuf[0] ? r->errbuf : zlb_strerror(rc));
     fail_row(row, "setup", &e);
-    return 0;
+    goto out;
   }
   initialised = 1;
+  if ((rc = check_case(&c, &e)) || (rc = check_footprint(r, &c, &e))) {
+    fail_row(row, "setup", &e);
+    goto out;
+  }
   row->bytes = c.bytes;
   row->flops = c.flops;
+  ph = next_phase(row, ph, &t);
+  rc = alloc_tensors(r, &c, &e);
+  ph = next_phase(row, ph, &t);
   /* Inputs depend on the seed and the case, not on the order of cases. */
-  if ((rc = setup_tensors(r, &c, r->o->seed ^ (uint64_t)dt * 0x9e37u ^
-                                     zlb_fnv1a64(row->shape), &e))) {
+  if (!rc)
+    rc = fill_inputs(r, &c, r->o->seed ^ (uint64_t)dt * 0x9e37u ^ zlb_fnv1a64(row->shape),
+                     &e);
+  if (rc) {
     if (e.vendor_code && is_fatal(r, &e))
       fatal_row(r, row, "setup", &e, stop);
     else
       fail_row(row, "setup", &e);
     goto out;
   }
+  ph = next_phase(row, ph, &t);
   for (int w = 0; w < 2; w++) {
     const zlb_impl_t *im = impl_of(r, w);
     if (!im->prepare)
@@ -371,6 +590,7 @@ int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     }
     prepared[w] = 1;
   }
+  ph = next_phase(row, ph, &t);
   zlb_strlcpy(row->config, c.config[ZLB_CANDIDATE], sizeof(row->config));
 
   if ((rc = accuracy(r, &c, &e))) {
@@ -383,6 +603,7 @@ int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     goto out;
   }
 
+  ph = next_phase(row, ph, &t);
   read_clocks(r, row, 0);
   for (int w = 0; w < 2; w++) {
     struct launch_ctx lc = {r, &c, w};
@@ -423,6 +644,8 @@ int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     zlb_strlcpy(row->note, row->m[1].note, sizeof(row->note));
 
 out:
+  /* The phase in progress (a failure ends it early), then the release. */
+  next_phase(row, ph, &t);
   for (int w = 0; w < 2; w++)
     if (prepared[w] && impl_of(r, w)->release && !stop->code)
       impl_of(r, w)->release(&r->env, &c, w);
@@ -430,5 +653,6 @@ out:
     r->op->case_release(&r->env, &c);
   if (!stop->code)
     free_tensors(r, &c);
-  return 0;
+  next_phase(row, ZLB__PH_RELEASE, &t);
+  row->wall_ms = (zlb_now_s() - t_case) * 1e3;
 }

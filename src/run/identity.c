@@ -229,5 +229,10 @@ void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row) {
     clocks_json(jw, "clocks_after", &row->clk[1]);
   measurement_json(jw, "baseline", &row->m[0], r->op->baseline.name);
   measurement_json(jw, "candidate", &row->m[1], r->op->candidate.name);
+  zlb_jw_key_object(jw, "phases_ms");
+  for (int p = 0; p < ZLB__PH_COUNT; p++)
+    zlb_jw_key_double(jw, zlb__phase_name((zlb__phase_t)p), row->phase_ms[p]);
+  zlb_jw_object_end(jw);
+  zlb_jw_key_double(jw, "wall_ms", row->wall_ms);
   zlb_jw_object_end(jw);
 }

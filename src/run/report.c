@@ -128,6 +128,16 @@ static void num(char *buf, size_t len, double v, const char *fmt) {
     snprintf(buf, len, fmt, v);
 }
 
+void zlb__table_phases(zlb__run_t *r, const zlb__row_t *row) {
+  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
+  for (int p = 0; p < ZLB__PH_COUNT; p++)
+    zlb_strbuf_addf(&sb, "%s%s %.2f", p ? ", " : "", zlb__phase_name((zlb__phase_t)p),
+                    row->phase_ms[p]);
+  zlb__emit(r, "%s# phases (ms): %s; wall %.2f%s\n", zlb__sty(r, STY_DIM), sb.buf,
+            row->wall_ms, zlb__sty(r, STY_NONE));
+  zlb_strbuf_release(&sb);
+}
+
 void zlb__table_row(zlb__run_t *r, const zlb__row_t *row) {
   char b[32], c[32], s[32], g[32], t[32], p[32], n[16], z[16];
   num(b, sizeof(b), row->base_ms, "%.6f");

@@ -213,6 +213,8 @@ static int measure(zlb__run_t *r, zlb_error_t *stop) {
       else
         r->res->failed++;
       zlb__table_row(r, &rows[i]);
+      if (r->o->verbose)
+        zlb__table_phases(r, &rows[i]);
       if (r->json.out.len)
         zlb__json_row(r, dt, &rows[i]);
       zlb_measurement_release(&rows[i].m[0]);
@@ -341,6 +343,8 @@ out:
   zlb_jw_release(&r.json);
   zlb_shape_list_release(&r.shapes);
   zlb__hostbuf_release(&r);
+  if (r.b && !res->fatal && !res->poisoned)
+    zlb__pools_release(&r);
   /* After a device fault the context is unusable: closing it may hang. */
   if (!res->fatal && !res->poisoned)
     zlb_backend_close(r.b);

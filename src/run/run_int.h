@@ -10,6 +10,15 @@
 /* Text styles (ANSI when colour is on). */
 typedef enum { STY_NONE, STY_BOLD, STY_OK, STY_FAIL, STY_WARN, STY_DIM } zlb__style_t;
 
+/* Where a case's wall time goes (--json "phases_ms", the verbose log). */
+typedef enum zlb__phase {
+  ZLB__PH_DESCRIBE, ZLB__PH_ALLOCATE, ZLB__PH_FILL, ZLB__PH_PREPARE, ZLB__PH_ACCURACY,
+  ZLB__PH_TIMING, ZLB__PH_RELEASE, ZLB__PH_COUNT
+} zlb__phase_t;
+
+/** "describe", "allocate", ... */
+const char *zlb__phase_name(zlb__phase_t p);
+
 /* One row of a table: a case at one shape and dtype. */
 typedef struct zlb__row {
   int ok;                   /* SUCCESS */
@@ -27,6 +36,8 @@ typedef struct zlb__row {
   double noise;             /* candidate's relative spread */
   int have_clocks;
   zlb_clocks_t clk[2];      /* before and after the case */
+  double phase_ms[ZLB__PH_COUNT];
+  double wall_ms;           /* the whole case */
 } zlb__row_t;
 
 /* Measured device ceilings (peaks.c). */
@@ -39,7 +50,23 @@ typedef struct zlb__peaks {
 
 /* Host buffer slots: fill staging, inputs, both sides' outputs, and the
  * candidate's second run (reproducibility). */
-#define ZLB__HOST_SLOTS (1 + 4 * ZLB_MAX_TENSORS)
+enum {
+  ZLB__SLOT_FILL = 0,
+  ZLB__SLOT_IN = 1,
+  ZLB__SLOT_OUT = 1 + ZLB_MAX_TENSORS,
+  ZLB__SLOT_AGAIN = 1 + 3 * ZLB_MAX_TENSORS,
+  ZLB__HOST_SLOTS = 1 + 4 * ZLB_MAX_TENSORS
+};
+
+/* A device buffer of random values of one dtype and distribution, made
+ * once per process; large inputs are copied out of it (inputs.c). */
+typedef struct zlb__pool {
+  zlb_dtype_t dtype;
+  zlb_fill_t fill;
+  double lo, hi;
+  void *data;
+} zlb__pool_t;
+#define ZLB__MAX_POOLS 16
 
 typedef struct zlb__run {
   const zlb_run_opts_t *o;
@@ -73,10 +100,24 @@ typedef struct zlb__run {
    * case costs more in page faults than its fill and copies. */
   void *host[ZLB__HOST_SLOTS];
   size_t host_cap[ZLB__HOST_SLOTS];
+  zlb__pool_t pools[ZLB__MAX_POOLS];
+  int npools;
+  size_t pool_bytes;
 } zlb__run_t;
 
 /* case.c: the host buffers */
+/** A host buffer of at least n bytes in a slot, kept for later cases. */
+void *zlb__host_buf(zlb__run_t *r, int slot, size_t n);
 void zlb__hostbuf_release(zlb__run_t *r);
+
+/* inputs.c: filling inputs */
+/** Fill input t (allocated) per t->fill from `seed`; deterministic. */
+int zlb__fill_input(zlb__run_t *r, zlb_tensor_t *t, uint64_t seed, zlb_error_t *err);
+/** Device bytes filling t would add now (a pool not made yet), else 0. */
+size_t zlb__pool_bytes_needed(const zlb__run_t *r, const zlb_tensor_t *t);
+/** Host staging bytes filling t needs (0 when it comes from a made pool). */
+size_t zlb__fill_staging_bytes(const zlb__run_t *r, const zlb_tensor_t *t);
+void zlb__pools_release(zlb__run_t *r);
 
 /* report.c: terminal text and run.log */
 void zlb__emit(zlb__run_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -85,13 +126,15 @@ void zlb__banner_start(zlb__run_t *r);
 void zlb__banner_end(zlb__run_t *r);
 void zlb__table_begin(zlb__run_t *r, zlb_dtype_t dt, const char *legend);
 void zlb__table_row(zlb__run_t *r, const zlb__row_t *row);
+/* "# phases (ms): describe ..., wall ..." after a row (verbose runs). */
+void zlb__table_phases(zlb__run_t *r, const zlb__row_t *row);
 /* Fold detail items identical in every row into a legend (>= 2 rows;
  * the first item, the shape, always stays). */
 void zlb__fold_details(zlb__row_t *rows, size_t n, char *legend, size_t len);
 
 /* case.c: one case, start to finish */
-int zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
-                  zlb__row_t *row, zlb_error_t *stop);
+void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
+                   zlb__row_t *row, zlb_error_t *stop);
 /* Describe a case without allocating (for details and legends). */
 int zlb__describe_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
                        zlb__row_t *row);

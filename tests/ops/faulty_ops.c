@@ -187,5 +187,7 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
   int rc = r->add_backend(r, &zlb_test_backend_desc);
   for (size_t i = 0; !rc && i < sizeof(all) / sizeof(all[0]); i++)
     rc = r->add_op(r, all[i]);
+  if (!rc)
+    rc = zlb_test_register_bad_cases(r);
   return rc;
 }

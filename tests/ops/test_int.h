@@ -22,5 +22,7 @@ struct test_stream {
 extern const zlb_backend_desc_t zlb_test_backend_desc;
 /* Make the next health probe fail: the context is "poisoned". */
 void zlb_test_backend_poison(void);
+/* The operators with invalid cases (bad_cases.c). */
+int zlb_test_register_bad_cases(zlb_op_registrar_t *r);
 
 #endif
