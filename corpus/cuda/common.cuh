@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <type_traits>
@@ -125,6 +126,41 @@ inline unsigned grid_for(const zlb_env_t *env, int64_t work, int threads, int pe
   int64_t cap = (int64_t)sm_count(env) * per_sm;
   int64_t g = need < cap ? need : cap;
   return (unsigned)(g < 1 ? 1 : g);
+}
+
+/*
+ * Host-side checks of large outputs (compare()) split their rows over
+ * threads: fn(begin, end) for contiguous row ranges, one per thread, the
+ * calling thread included. A thread that cannot start leaves its range to
+ * the caller. Results must not depend on the split.
+ */
+template <typename F> inline void parallel_rows(int64_t rows, F &&fn) {
+  struct Job {
+    F *fn;
+    int64_t b, e;
+    static void *run(void *a) {
+      Job *j = static_cast<Job *>(a);
+      (*j->fn)(j->b, j->e);
+      return nullptr;
+    }
+  };
+  enum { kMaxThreads = 16, kMinRows = 64 };
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  int nt = (int)min64(min64(ncpu > 0 ? ncpu : 1, kMaxThreads), max64(rows / kMinRows, 1));
+  Job job[kMaxThreads];
+  pthread_t tid[kMaxThreads];
+  bool started[kMaxThreads] = {};
+  for (int t = 0; t < nt; t++)
+    job[t] = Job{&fn, rows * t / nt, rows * (t + 1) / nt};
+  for (int t = 1; t < nt; t++)
+    started[t] = pthread_create(&tid[t], nullptr, &Job::run, &job[t]) == 0;
+  fn(job[0].b, job[0].e);
+  for (int t = 1; t < nt; t++) {
+    if (started[t])
+      pthread_join(tid[t], nullptr);
+    else
+      fn(job[t].b, job[t].e);
+  }
 }
 
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }

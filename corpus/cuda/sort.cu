@@ -443,11 +443,6 @@ inline cudaError_t cub_sort_rows(void *temp, size_t &temp_bytes, const T *keys_i
 
 /* ---- the operators --------------------------------------------------------------- */
 
-int cmp_i64(const void *a, const void *b) {
-  const int64_t x = *static_cast<const int64_t *>(a), y = *static_cast<const int64_t *>(b);
-  return x < y ? -1 : x > y;
-}
-
 /* Geometry in Priv: m rows, cols N, k (topk), n = m * N. */
 
 inline int sort_geometry(zlb_env_t *env, zlb_case_t *c, const char *op, bool topk, int64_t *m,
@@ -627,7 +622,10 @@ template <bool TOPK> struct SortOp {
   /*
    * Per row: candidate values equal the baseline's position by position
    * (the sorted sequence is unique), every index is in range, distinct,
-   * and points at an input element equal to its value.
+   * and points at an input element equal to its value. Linear per row (a
+   * stamp per column instead of sorting the indices) and rows on several
+   * threads: the largest cases have 33M elements. The lowest failing row
+   * is reported, whatever the split.
    */
   static int compare(zlb_env_t *, const zlb_case_t *c, const zlb_host_view_t *v, char *msg,
                      size_t msglen) {
@@ -637,50 +635,68 @@ template <bool TOPK> struct SortOp {
     const void *x = v->in[0];
     const void *bv = v->out[ZLB_BASELINE][0], *cv = v->out[ZLB_CANDIDATE][0];
     const int64_t *ci = static_cast<const int64_t *>(v->out[ZLB_CANDIDATE][1]);
-    int64_t *seen = static_cast<int64_t *>(malloc((size_t)width * sizeof(int64_t)));
-    if (!seen) {
+    std::mutex lock;
+    int64_t bad_row = -1;
+    char first[256] = {0};
+    bool no_memory = false;
+
+    parallel_rows(p->m, [&](int64_t r0, int64_t r1) {
+      int64_t *stamp = static_cast<int64_t *>(malloc((size_t)p->cols * sizeof(int64_t)));
+      char why[256];
+      if (!stamp) {
+        std::lock_guard<std::mutex> g(lock);
+        no_memory = true;
+        return;
+      }
+      for (int64_t i = 0; i < p->cols; i++)
+        stamp[i] = -1;
+      for (int64_t r = r0; r < r1; r++) {
+        bool bad = false;
+        for (int64_t j = 0; j < width && !bad; j++) {
+          const int64_t o = r * width + j, ix = ci[o];
+          const double b = zlb_load(dt, bv, o), cd = zlb_load(dt, cv, o);
+          if (!(b == cd)) {
+            snprintf(why, sizeof why, "%s: row %lld position %lld: candidate value %g, baseline %g",
+                     name(), (long long)r, (long long)j, cd, b);
+            bad = true;
+          } else if (ix < 0 || ix >= p->cols) {
+            snprintf(why, sizeof why, "%s: row %lld position %lld: index %lld out of [0, %lld)",
+                     name(), (long long)r, (long long)j, (long long)ix, (long long)p->cols);
+            bad = true;
+          } else if (stamp[ix] == r) {
+            snprintf(why, sizeof why, "%s: row %lld: index %lld appears twice", name(),
+                     (long long)r, (long long)ix);
+            bad = true;
+          } else {
+            const double xv = zlb_load(dt, x, r * p->cols + ix);
+            stamp[ix] = r;
+            if (!(xv == cd)) {
+              snprintf(why, sizeof why, "%s: row %lld position %lld: x[%lld] = %g but the value is %g",
+                       name(), (long long)r, (long long)j, (long long)ix, xv, cd);
+              bad = true;
+            }
+          }
+        }
+        if (bad) {
+          std::lock_guard<std::mutex> g(lock);
+          if (bad_row < 0 || r < bad_row) {
+            bad_row = r;
+            snprintf(first, sizeof first, "%s", why);
+          }
+          break; /* later rows of this range cannot be lower */
+        }
+      }
+      free(stamp);
+    });
+    if (no_memory) {
       snprintf(msg, msglen, "%s: out of host memory", name());
       return 1;
     }
-    int bad = 0;
-    for (int64_t r = 0; r < p->m && !bad; r++) {
-      memcpy(seen, ci + r * width, (size_t)width * sizeof(int64_t));
-      for (int64_t j = 0; j < width; j++) {
-        const int64_t o = r * width + j, ix = ci[o];
-        const double b = zlb_load(dt, bv, o), cd = zlb_load(dt, cv, o);
-        if (!(b == cd)) {
-          snprintf(msg, msglen, "%s: row %lld position %lld: candidate value %g, baseline %g",
-                   name(), (long long)r, (long long)j, cd, b);
-          bad = 1;
-          break;
-        }
-        if (ix < 0 || ix >= p->cols) {
-          snprintf(msg, msglen, "%s: row %lld position %lld: index %lld out of [0, %lld)", name(),
-                   (long long)r, (long long)j, (long long)ix, (long long)p->cols);
-          bad = 1;
-          break;
-        }
-        const double xv = zlb_load(dt, x, r * p->cols + ix);
-        if (!(xv == cd)) {
-          snprintf(msg, msglen, "%s: row %lld position %lld: x[%lld] = %g but the value is %g",
-                   name(), (long long)r, (long long)j, (long long)ix, xv, cd);
-          bad = 1;
-          break;
-        }
-      }
-      if (bad)
-        break;
-      qsort(seen, (size_t)width, sizeof(int64_t), cmp_i64);
-      for (int64_t j = 1; j < width; j++)
-        if (seen[j] == seen[j - 1]) {
-          snprintf(msg, msglen, "%s: row %lld: index %lld appears twice", name(), (long long)r,
-                   (long long)seen[j]);
-          bad = 1;
-          break;
-        }
+    if (bad_row >= 0) {
+      snprintf(msg, msglen, "%s", first);
+      return 1;
     }
-    free(seen);
-    return bad;
+    return 0;
   }
 };
 

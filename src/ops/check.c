@@ -3,8 +3,10 @@
  * operators, or the operator's own compare(). NaN never passes. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "zlbench/base.h"
 #include "zlbench/ops.h"
 
 double zlb_rtol(zlb_dtype_t d) {
@@ -19,44 +21,93 @@ double zlb_rtol(zlb_dtype_t d) {
 
 double zlb_atol(zlb_dtype_t d) { return zlb_dtype_is_float(d) ? 1e-4 : 0.0; }
 
+/*
+ * Large outputs are compared in fixed chunks on several threads: one
+ * result per chunk, combined in chunk order, so the message (first bad
+ * element, counts, sums) is the same whatever the thread count.
+ */
+#define CHECK_CHUNK ((int64_t)1 << 20)
+
+struct cmp_job {
+  zlb_dtype_t dt;
+  const void *b, *x;
+  size_t es;
+  double rtol, atol;
+  int exact;
+  struct cmp_part {
+    int64_t bad, first;
+    double worst, fb, fx;
+  } *part;
+};
+
+static void cmp_chunk(void *ctx, int64_t k, int64_t lo, int64_t hi) {
+  struct cmp_job *j = ctx;
+  struct cmp_part *p = &j->part[k];
+  const unsigned char *pb = j->b, *px = j->x;
+  p->bad = 0;
+  p->first = -1;
+  p->worst = 0.0;
+  for (int64_t i = lo; i < hi; i++) {
+    double vb, vx, d;
+    if (j->exact) {
+      if (memcmp(pb + (size_t)i * j->es, px + (size_t)i * j->es, j->es) && p->bad++ == 0)
+        p->first = i;
+      continue;
+    }
+    vb = zlb_load(j->dt, j->b, i);
+    vx = zlb_load(j->dt, j->x, i);
+    if (isnan(vb) || isnan(vx)) {
+      if (p->bad++ == 0)
+        p->first = i, p->fb = vb, p->fx = vx;
+      continue;
+    }
+    if (isinf(vb) || isinf(vx)) {
+      if (vb != vx && p->bad++ == 0)
+        p->first = i, p->fb = vb, p->fx = vx;
+      continue;
+    }
+    d = fabs(vx - vb);
+    if (d > j->atol + j->rtol * fabs(vb)) {
+      if (p->bad++ == 0)
+        p->first = i, p->fb = vb, p->fx = vx;
+      if (d > p->worst)
+        p->worst = d;
+    }
+  }
+}
+
+/* Count the elements that differ; *first is the lowest such index. */
+static int64_t compare_all(const zlb_tensor_t *t, const void *b, const void *x, int exact,
+                           double rtol, double atol, int64_t *first, double *fb,
+                           double *fx) {
+  int64_t nchunks = (t->numel + CHECK_CHUNK - 1) / CHECK_CHUNK, bad = 0;
+  struct cmp_job j = {t->dtype, b, x, zlb_dtype_size(t->dtype), rtol, atol, exact, NULL};
+  *first = -1;
+  if (t->numel <= 0)
+    return 0;
+  j.part = zlb_xcalloc((size_t)nchunks, sizeof(*j.part));
+  zlb_parallel_chunks(t->numel, CHECK_CHUNK, 0, cmp_chunk, &j);
+  for (int64_t k = 0; k < nchunks; k++) {
+    if (j.part[k].bad && *first < 0) {
+      *first = j.part[k].first;
+      *fb = j.part[k].fb;
+      *fx = j.part[k].fx;
+    }
+    bad += j.part[k].bad;
+  }
+  free(j.part);
+  return bad;
+}
+
 static int check_close(const zlb_case_t *c, int k, const void *b, const void *x,
                        zlb_error_t *err) {
   const zlb_tensor_t *t = &c->out[0][k];
   double rtol = c->rtol > 0 ? c->rtol : zlb_rtol(t->dtype);
   double atol = (c->atol > 0 ? c->atol : zlb_atol(t->dtype)) *
                 (c->reduce_n > 1 ? c->reduce_n : 1.0);
-  int64_t bad = 0, first = -1;
-  double worst = 0.0, fb = 0, fx = 0;
-  for (int64_t i = 0; i < t->numel; i++) {
-    double vb = zlb_load(t->dtype, b, i), vx = zlb_load(t->dtype, x, i), d;
-    if (isnan(vb) || isnan(vx)) {
-      bad++;
-      if (first < 0) {
-        first = i;
-        fb = vb;
-        fx = vx;
-      }
-      continue;
-    }
-    if (isinf(vb) || isinf(vx)) {
-      if (vb != vx && bad++ == 0) {
-        first = i;
-        fb = vb;
-        fx = vx;
-      }
-      continue;
-    }
-    d = fabs(vx - vb);
-    if (d > atol + rtol * fabs(vb)) {
-      if (bad++ == 0) {
-        first = i;
-        fb = vb;
-        fx = vx;
-      }
-      if (d > worst)
-        worst = d;
-    }
-  }
+  int64_t first;
+  double fb = 0, fx = 0;
+  int64_t bad = compare_all(t, b, x, 0, rtol, atol, &first, &fb, &fx);
   if (!bad)
     return 0;
   return zlb_error_set(err, ZLB_EMISMATCH,
@@ -72,12 +123,9 @@ static int check_close(const zlb_case_t *c, int k, const void *b, const void *x,
 static int check_exact(const zlb_case_t *c, int k, const void *b, const void *x,
                        zlb_error_t *err) {
   const zlb_tensor_t *t = &c->out[0][k];
-  size_t es = zlb_dtype_size(t->dtype);
-  const unsigned char *pb = b, *px = x;
-  int64_t bad = 0, first = -1;
-  for (int64_t i = 0; i < t->numel; i++)
-    if (memcmp(pb + (size_t)i * es, px + (size_t)i * es, es) && bad++ == 0)
-      first = i;
+  int64_t first;
+  double fb = 0, fx = 0;
+  int64_t bad = compare_all(t, b, x, 1, 0, 0, &first, &fb, &fx);
   if (!bad)
     return 0;
   return zlb_error_set(err, ZLB_EMISMATCH,
@@ -100,6 +148,41 @@ static double rel_ulp(zlb_dtype_t d) {
   }
 }
 
+struct stat_job {
+  zlb_dtype_t dt;
+  const void *data;
+  double mean;           /* second pass: the sample mean */
+  int pass;
+  struct stat_part {
+    double s1, s2, s4;
+    int64_t bad;         /* first NaN or infinity, or -1 */
+  } *part;
+};
+
+static void stat_chunk(void *ctx, int64_t k, int64_t lo, int64_t hi) {
+  struct stat_job *j = ctx;
+  struct stat_part *p = &j->part[k];
+  if (j->pass == 0) {
+    p->s1 = 0;
+    p->bad = -1;
+    for (int64_t i = lo; i < hi; i++) {
+      double v = zlb_load(j->dt, j->data, i);
+      if (isnan(v) || isinf(v)) {
+        p->bad = i;
+        return;
+      }
+      p->s1 += v;
+    }
+    return;
+  }
+  p->s2 = p->s4 = 0;
+  for (int64_t i = lo; i < hi; i++) {
+    double e = zlb_load(j->dt, j->data, i) - j->mean;
+    p->s2 += e * e;
+    p->s4 += e * e * e * e;
+  }
+}
+
 /*
  * The sample mean and variance against the distribution's, within six
  * standard errors (a correct generator fails about once in 1e9 checks)
@@ -115,24 +198,32 @@ int zlb_check_stat(zlb_dtype_t d, const void *data, int64_t n, double mean,
                    double var, char *msg, size_t len) {
   double sum = 0, m, s2 = 0, m4 = 0, se_mean, se_var, tol_mean, tol_var;
   double u = rel_ulp(d), second = var + mean * mean;
+  int64_t nchunks = (n + CHECK_CHUNK - 1) / CHECK_CHUNK;
+  struct stat_job j = {d, data, 0.0, 0, NULL};
   if (n < 2) {
     snprintf(msg, len, "too few elements (%lld) for a statistical check", (long long)n);
     return 1;
   }
-  for (int64_t i = 0; i < n; i++) {
-    double v = zlb_load(d, data, i);
-    if (isnan(v) || isinf(v)) {
-      snprintf(msg, len, "element %lld is %g", (long long)i, v);
+  j.part = zlb_xcalloc((size_t)nchunks, sizeof(*j.part));
+  zlb_parallel_chunks(n, CHECK_CHUNK, 0, stat_chunk, &j);
+  for (int64_t k = 0; k < nchunks; k++) {
+    if (j.part[k].bad >= 0) {
+      double v = zlb_load(d, data, j.part[k].bad);
+      snprintf(msg, len, "element %lld is %g", (long long)j.part[k].bad, v);
+      free(j.part);
       return 1;
     }
-    sum += v;
+    sum += j.part[k].s1;
   }
   m = sum / (double)n;
-  for (int64_t i = 0; i < n; i++) {
-    double e = zlb_load(d, data, i) - m;
-    s2 += e * e;
-    m4 += e * e * e * e;
+  j.mean = m;
+  j.pass = 1;
+  zlb_parallel_chunks(n, CHECK_CHUNK, 0, stat_chunk, &j);
+  for (int64_t k = 0; k < nchunks; k++) {
+    s2 += j.part[k].s2;
+    m4 += j.part[k].s4;
   }
+  free(j.part);
   s2 /= (double)(n - 1);
   m4 /= (double)n;
   se_mean = sqrt(var / (double)n);
