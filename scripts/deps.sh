@@ -1,7 +1,7 @@
 #!/bin/sh
 # Check the build dependencies and install the missing Debian packages
 # (apt-get), or stop with the exact command to run.
-#   scripts/deps.sh build   compiler, make, cmake
+#   scripts/deps.sh build   compiler, make, cmake, libyaml
 #   scripts/deps.sh test    the same plus cmocka
 set -u
 need=""
@@ -9,10 +9,13 @@ have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_cmd cc || have_cmd gcc || need="$need gcc"
 have_cmd make || need="$need make"
 have_cmd cmake || need="$need cmake"
+# A header where the compiler looks by default (the .a comes with it).
+have_header() {
+  [ -f "/usr/include/$1" ] || [ -f "/usr/local/include/$1" ]
+}
+have_header yaml.h || need="$need libyaml-dev"
 if [ "${1:-build}" = test ]; then
-  if [ ! -f /usr/include/cmocka.h ] && [ ! -f /usr/local/include/cmocka.h ]; then
-    need="$need libcmocka-dev"
-  fi
+  have_header cmocka.h || need="$need libcmocka-dev"
 fi
 [ -z "$need" ] && exit 0
 

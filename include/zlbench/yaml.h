@@ -1,6 +1,7 @@
-/* A YAML reader for zlbench's asset files and FlagGems' core_shapes.yaml:
- * block and flow collections, plain and quoted scalars, comments, anchors,
- * aliases and merge keys. Errors name the file, line and problem. */
+/* A YAML reader (libyaml underneath) for zlbench's asset files and
+ * FlagGems' core_shapes.yaml: block and flow collections, plain and quoted
+ * scalars, comments, anchors, aliases and merge keys. Errors name the file,
+ * line and problem. */
 #ifndef ZLBENCH_YAML_H
 #define ZLBENCH_YAML_H
 
@@ -57,7 +58,9 @@ typedef struct zlb_yaml_doc {
  * first document of a stream is read; tabs in indentation, unknown
  * aliases, a key defined twice in one map and unterminated quotes or flow
  * collections are errors. `doc` is overwritten: pass one that is empty
- * (ZLB_YAML_DOC_INIT or released). Collections nest at most 64 deep.
+ * (ZLB_YAML_DOC_INIT or released). Collections nest at most 64 deep; a
+ * document of more than 4M nodes (pairs copied by merge keys included) is
+ * refused. Invalid UTF-8 is an error naming the line.
  * Not supported (each an error naming it): tags (!), directives (%),
  * explicit keys (? ), anchors or aliases on keys, single-pair mappings
  * inside flow sequences ([a: 1]).

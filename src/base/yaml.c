@@ -1,6 +1,8 @@
-/* YAML subset reader for asset files and FlagGems' core_shapes.yaml: block
- * and flow collections, scalars, comments, anchors, aliases, merge keys. */
+/* YAML reader over libyaml's event parser for asset files and FlagGems'
+ * core_shapes.yaml: builds the node tree, resolves anchors, aliases and
+ * merge keys, and turns every error into "<file>:<line>: <problem>". */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,12 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <yaml.h>
+
 #include "zlbench/base.h"
 #include "zlbench/yaml.h"
 
-/* Collections nested deeper than this are an error: the parser recurses
- * once per level, and no asset file comes close. */
+/* Collections nested deeper than this are an error: no asset file comes
+ * close, and consumers walk the tree recursively. */
 #define MAX_DEPTH 64
+/* Nodes plus pairs copied by merge keys; beyond this the input is refused
+ * (aliases share nodes, so only merges can multiply the work). */
+#define MAX_NODES ((size_t)1 << 22)
 #define ARENA_BLOCK ((size_t)64 * 1024)
 
 /* ---- arena ------------------------------------------------------------- */
@@ -99,33 +106,16 @@ typedef struct anchor {
 } anchor_t;
 
 typedef struct parser {
-  const char *buf; /* NUL-terminated copy of the input, CRLF folded to LF */
-  const char *end; /* its terminating NUL: also where a "..." leads */
-  const char *cur; /* scan position */
-  const char *ls;  /* start of the current line */
-  int line;
-  int at_start;    /* no content yet: "---" opens the document */
-  int depth;
+  const char *text; /* the input, for messages that quote it */
+  size_t len;
   const char *fname;
   zlb_error_t *err;
   struct zlb_yaml_arena *arena;
-  zlb_strbuf_t sb; /* text of the scalar being read (scalars never nest) */
   anchor_t *anchors;
   size_t nanchors, anchors_cap;
-  /* Indentation of the block key that holds the current flow collection
-   * (-1: none). A line inside the collection that is not indented past it
-   * and reads "key: value" means a closing bracket or quote is missing. */
-  int flow_parent;
-  char flow_ch;  /* innermost open flow collection: '[' or '{' */
-  int flow_line; /* and the line it opened on */
+  size_t nodes;   /* nodes built and pairs merged, against MAX_NODES */
+  int last_line;  /* line of the latest event: where an empty value sits */
 } parser_t;
-
-typedef struct mark {
-  const char *cur, *ls;
-  int line;
-} mark_t;
-
-enum { CTX_ROOT, CTX_MAP, CTX_SEQ };
 
 static int fail(parser_t *p, int line, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -142,579 +132,12 @@ static int fail(parser_t *p, int line, const char *fmt, ...) {
   return zlb_error_set(p->err, ZLB_EPARSE, "%s:%d: %s", p->fname, line, msg);
 }
 
-static mark_t mark(const parser_t *p) {
-  mark_t m;
-  m.cur = p->cur;
-  m.ls = p->ls;
-  m.line = p->line;
-  return m;
-}
-
-static void reset(parser_t *p, mark_t m) {
-  p->cur = m.cur;
-  p->ls = m.ls;
-  p->line = m.line;
-}
-
-/* The buffer ends in NUL and holds no other NUL, so '\0' is the end and
- * s[1] may be read whenever s[0] is not '\0'. */
-static int is_blank(int c) { return c == ' ' || c == '\t'; }
-static int is_eol(int c) { return c == '\n' || c == '\0'; }
-static int is_space_or_eol(int c) { return is_blank(c) || is_eol(c); }
-static int is_flow_ind(int c) {
-  return c == ',' || c == '[' || c == ']' || c == '{' || c == '}';
-}
-static int is_dash(const char *s) {
-  return s[0] == '-' && is_space_or_eol(s[1]);
-}
-static int is_explicit_key(const char *s) {
-  return s[0] == '?' && is_space_or_eol(s[1]);
-}
-
-/* "---" or "..." at the start of a line, alone or before a blank. */
-static int is_marker(const char *s) {
-  return ((s[0] == '-' && s[1] == '-' && s[2] == '-') ||
-          (s[0] == '.' && s[1] == '.' && s[2] == '.')) &&
-         is_space_or_eol(s[3]);
-}
-
-static void next_line(parser_t *p) {
-  p->cur++; /* the '\n' */
-  p->line++;
-  p->ls = p->cur;
-}
-
-static void skip_blanks(parser_t *p) {
-  while (is_blank(*p->cur))
-    p->cur++;
-}
-
-static void skip_comment(parser_t *p) {
-  if (*p->cur == '#')
-    while (!is_eol(*p->cur))
-      p->cur++;
-}
-
-static int enter(parser_t *p, int line) {
-  if (++p->depth > MAX_DEPTH)
-    return fail(p, line, "nesting deeper than %d levels", MAX_DEPTH);
+static int count_nodes(parser_t *p, size_t n, int line) {
+  p->nodes += n;
+  if (p->nodes > MAX_NODES)
+    return fail(p, line, "document too large: more than %zu nodes (merge "
+                "keys included)", MAX_NODES);
   return 0;
-}
-
-static zlb_yaml_node_t *new_node(parser_t *p, zlb_yaml_kind_t kind, int line) {
-  zlb_yaml_node_t *n = arena_alloc(p->arena, sizeof(*n));
-  n->kind = kind;
-  n->line = line;
-  return n;
-}
-
-/* A scalar node from p->sb. Unquoted ~ and null spellings are NULL nodes. */
-static zlb_yaml_node_t *sb_scalar(parser_t *p, int line, int quoted) {
-  const char *s = p->sb.buf;
-  int null = !quoted && (!*s || !strcmp(s, "~") || !strcmp(s, "null") ||
-                         !strcmp(s, "Null") || !strcmp(s, "NULL"));
-  zlb_yaml_node_t *n =
-      new_node(p, null ? ZLB_YAML_NULL : ZLB_YAML_SCALAR, line);
-  n->scalar = arena_strndup(p->arena, s, p->sb.len);
-  n->quoted = quoted;
-  return n;
-}
-
-static zlb_yaml_node_t *null_node(parser_t *p, int line) {
-  zlb_yaml_node_t *n = new_node(p, ZLB_YAML_NULL, line);
-  n->scalar = "";
-  return n;
-}
-
-static void seq_push(parser_t *p, zlb_yaml_node_t *seq, size_t *cap,
-                     zlb_yaml_node_t *item) {
-  if (seq->n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 8;
-    seq->items = arena_grow(p->arena, seq->items, seq->n * sizeof(item),
-                            nc * sizeof(item));
-    *cap = nc;
-  }
-  seq->items[seq->n++] = item;
-}
-
-/* ---- line structure ---------------------------------------------------- */
-
-/* At the start of a line in block context: end the document at a marker,
- * skip the indentation and refuse tabs in it (YAML forbids them there,
- * and their width is anyone's guess). */
-static int begin_line(parser_t *p) {
-  const char *s = p->ls;
-  if (is_marker(s)) {
-    if (s[0] == '-' && p->at_start) {
-      p->at_start = 0;
-      p->cur = s + 3;
-      return 0;
-    }
-    p->cur = p->end; /* later documents of a stream are not read */
-    return 0;
-  }
-  while (*s == ' ')
-    s++;
-  if (*s == '\t') {
-    const char *t = s;
-    while (is_blank(*t))
-      t++;
-    if (!is_eol(*t) && *t != '#')
-      return fail(p, p->line, "tab used for indentation (indent with spaces)");
-  }
-  p->cur = s;
-  return 0;
-}
-
-/* Move to the next content, past blanks, comments and empty lines; *col is
- * its column, or -1 at the end of the document. Call it where the rest of
- * the current line holds nothing more of the current node; calling it
- * again without moving returns the same column. */
-static int next_content(parser_t *p, int *col) {
-  int rc;
-  for (;;) {
-    skip_blanks(p);
-    skip_comment(p);
-    if (*p->cur == '\0') {
-      *col = -1;
-      return 0;
-    }
-    if (*p->cur != '\n') {
-      *col = (int)(p->cur - p->ls);
-      return 0;
-    }
-    next_line(p);
-    if ((rc = begin_line(p)))
-      return rc;
-  }
-}
-
-/* 1 when the line from `s` reads "key:" followed by a blank or the end of
- * the line: the start of a block mapping entry. */
-static int looks_like_key(const char *s) {
-  const char *t;
-  if (*s == '"' || *s == '\'') {
-    char q = *s++;
-    for (; !is_eol(*s); s++) {
-      if (q == '"' && *s == '\\' && !is_eol(s[1])) {
-        s++;
-        continue;
-      }
-      if (*s == q) {
-        if (q == '\'' && s[1] == '\'') {
-          s++;
-          continue;
-        }
-        break;
-      }
-    }
-    if (*s != q)
-      return 0;
-    s++;
-    while (is_blank(*s))
-      s++;
-    return *s == ':' && is_space_or_eol(s[1]);
-  }
-  if (is_eol(*s) || strchr("[]{},#&*!|>%@`", *s))
-    return 0;
-  if ((*s == '-' || *s == '?') && is_space_or_eol(s[1]))
-    return 0;
-  for (t = s; !is_eol(*t); t++) {
-    if (*t == ':' && is_space_or_eol(t[1]))
-      return 1;
-    if (*t == '#' && t > s && is_blank(t[-1]))
-      return 0;
-  }
-  return 0;
-}
-
-/* After a value: only blanks and a comment may follow on its line. */
-static int expect_eol(parser_t *p) {
-  int n = 0;
-  skip_blanks(p);
-  if (*p->cur == '#' || is_eol(*p->cur))
-    return 0;
-  if (*p->cur == ':')
-    return fail(p, p->line,
-                "unexpected ':' (a nested mapping must start on a new line)");
-  while (n < 20 && !is_eol(p->cur[n]))
-    n++;
-  return fail(p, p->line, "unexpected text '%.*s' after the value", n, p->cur);
-}
-
-static int bad_indent(parser_t *p, int found, const char *what, int first,
-                      int col) {
-  return fail(p, p->line,
-              "bad indentation: indented %d, but the %s that starts on line "
-              "%d is indented %d",
-              found, what, first, col);
-}
-
-static int unterminated_flow(parser_t *p, char open, int line) {
-  return fail(p, line, "unterminated flow %s: missing closing '%c'",
-              open == '[' ? "sequence" : "mapping", open == '[' ? ']' : '}');
-}
-
-/* ---- scalars ----------------------------------------------------------- */
-
-static int hexval(int c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-
-/* `digits` hex digits at s, or -1 when one is missing; values past the
- * last code point read as 0x110000 (invalid) rather than overflowing. */
-static long read_hex(const char *s, int digits) {
-  unsigned long v = 0;
-  int i, d;
-  for (i = 0; i < digits; i++) {
-    if ((d = hexval((unsigned char)s[i])) < 0)
-      return -1;
-    v = v * 16 + (unsigned long)d;
-  }
-  return v > 0x10ffff ? 0x110000L : (long)v;
-}
-
-/* One backslash escape of a double-quoted scalar, appended to p->sb. */
-static int read_escape(parser_t *p) {
-  char c = p->cur[1];
-  int digits = 0;
-  long cp;
-  const char *simple = "t\tn\nr\r\"\"\\\\//  a\ab\be\033f\fv\v";
-  const char *s;
-  for (s = simple; *s; s += 2) {
-    if (*s == c || (c == '\t' && *s == 't')) {
-      zlb_strbuf_addch(&p->sb, s[1]);
-      p->cur += 2;
-      return 0;
-    }
-  }
-  switch (c) {
-  case 'N': cp = 0x85; break;
-  case '_': cp = 0xa0; break;
-  case 'L': cp = 0x2028; break;
-  case 'P': cp = 0x2029; break;
-  case 'x': digits = 2; cp = 0; break;
-  case 'u': digits = 4; cp = 0; break;
-  case 'U': digits = 8; cp = 0; break;
-  case '0':
-    return fail(p, p->line, "escape '\\0' (NUL) is not supported");
-  default:
-    if ((unsigned char)c < 0x20 || c == 0x7f)
-      return fail(p, p->line, "unknown escape in a double-quoted string");
-    return fail(p, p->line,
-                "unknown escape '\\%c' in a double-quoted string", c);
-  }
-  p->cur += 2;
-  if (digits) {
-    if ((cp = read_hex(p->cur, digits)) < 0)
-      return fail(p, p->line, "escape '\\%c' needs %d hex digits", c, digits);
-    p->cur += digits;
-    if (cp >= 0xd800 && cp <= 0xdbff && p->cur[0] == '\\' &&
-        p->cur[1] == 'u') {
-      long lo = read_hex(p->cur + 2, 4);
-      if (lo >= 0xdc00 && lo <= 0xdfff) {
-        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-        p->cur += 6;
-      }
-    }
-    if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-      return fail(p, p->line, "escape '\\%c' gives an invalid code point",
-                  c);
-  }
-  zlb_strbuf_add_utf8(&p->sb, (uint32_t)cp);
-  return 0;
-}
-
-/* Read a quoted scalar at p->cur into p->sb (line breaks fold as YAML
- * says). A later line not indented past `parent` that reads like
- * "key: value" means the closing quote is missing. */
-static int read_quoted(parser_t *p, int parent) {
-  const char q = *p->cur;
-  const int open_line = p->line;
-  const char *what = q == '"' ? "double-quoted" : "single-quoted";
-  size_t keep = 0; /* p->sb before this may not lose trailing blanks */
-  int rc;
-  zlb_strbuf_reset(&p->sb);
-  p->cur++;
-  for (;;) {
-    char c = *p->cur;
-    if (c == '\0')
-      return fail(p, open_line, "unterminated %s string: missing closing quote",
-                  what);
-    if (c == q) {
-      if (q == '\'' && p->cur[1] == '\'') {
-        zlb_strbuf_addch(&p->sb, '\'');
-        p->cur += 2;
-        continue;
-      }
-      p->cur++;
-      return 0;
-    }
-    if (c == '\\' && q == '"') {
-      if (p->cur[1] == '\0')
-        return fail(p, open_line,
-                    "unterminated %s string: missing closing quote", what);
-      if (p->cur[1] == '\n') { /* escaped line break: no folding space */
-        p->cur++;
-        next_line(p);
-        skip_blanks(p);
-      } else if ((rc = read_escape(p))) {
-        return rc;
-      }
-      keep = p->sb.len;
-      continue;
-    }
-    if (c == '\n') {
-      int nl = 0;
-      const char *s;
-      while (p->sb.len > keep && is_blank(p->sb.buf[p->sb.len - 1]))
-        zlb_strbuf_setlen(&p->sb, p->sb.len - 1);
-      next_line(p);
-      for (;;) {
-        skip_blanks(p);
-        if (*p->cur != '\n')
-          break;
-        nl++;
-        next_line(p);
-      }
-      s = p->cur;
-      if (parent >= 0 && !is_eol(*s) && s - p->ls <= parent &&
-          looks_like_key(s))
-        return fail(p, open_line,
-                    "unterminated %s string: missing closing quote", what);
-      if (nl)
-        zlb_strbuf_addpad(&p->sb, '\n', (size_t)nl);
-      else
-        zlb_strbuf_addch(&p->sb, ' ');
-      keep = p->sb.len;
-      continue;
-    }
-    zlb_strbuf_addch(&p->sb, c);
-    p->cur++;
-  }
-}
-
-/* At the end of a line inside a plain scalar: when the next non-empty line
- * continues it, fold the break into p->sb, move there and return 1. */
-static int continue_plain(parser_t *p, int flow, int parent) {
-  mark_t m = mark(p);
-  int nl = 0, indent;
-  const char *s;
-  skip_blanks(p);
-  while (*p->cur == '\n') {
-    next_line(p);
-    s = p->cur;
-    if (!flow && is_marker(s))
-      break;
-    while (*s == ' ')
-      s++;
-    indent = (int)(s - p->ls);
-    while (is_blank(*s))
-      s++;
-    if (*s == '\n') {
-      nl++;
-      p->cur = s;
-      continue;
-    }
-    if (*s == '\0' || *s == '#')
-      break;
-    if (!flow) {
-      /* a tab in the indentation is left for next_content to report */
-      if (indent <= parent || s - p->ls != indent || looks_like_key(s))
-        break;
-    } else {
-      if (is_flow_ind(*s) ||
-          (*s == ':' && (is_space_or_eol(s[1]) || is_flow_ind(s[1]))))
-        break;
-      if (p->flow_parent >= 0 && indent <= p->flow_parent && looks_like_key(s))
-        break;
-    }
-    if (nl)
-      zlb_strbuf_addpad(&p->sb, '\n', (size_t)nl);
-    else
-      zlb_strbuf_addch(&p->sb, ' ');
-    p->cur = s;
-    return 1;
-  }
-  reset(p, m);
-  return 0;
-}
-
-/* Read a plain scalar at p->cur into p->sb. It ends at ": ", at " #", at
- * a flow indicator inside a flow collection, or at the end of a line that
- * the next line does not continue. */
-static void read_plain(parser_t *p, int flow, int parent) {
-  zlb_strbuf_reset(&p->sb);
-  for (;;) {
-    const char *start = p->cur, *s = p->cur, *e = p->cur;
-    while (!is_eol(*s)) {
-      if (*s == ':' && (is_space_or_eol(s[1]) || (flow && is_flow_ind(s[1]))))
-        break;
-      if (*s == '#' && s > start && is_blank(s[-1]))
-        break;
-      if (flow && is_flow_ind(*s))
-        break;
-      s++;
-      if (!is_blank(s[-1]))
-        e = s;
-    }
-    zlb_strbuf_add(&p->sb, start, (size_t)(e - start));
-    p->cur = e;
-    if (!is_eol(*s) || !continue_plain(p, flow, parent))
-      return;
-  }
-}
-
-/* A literal (|) or folded (>) block scalar; p->cur at the indicator.
- * Content lines are those indented past `parent`. */
-static int read_block_scalar(parser_t *p, int parent, zlb_yaml_node_t **out) {
-  const int line = p->line, literal = *p->cur == '|';
-  int chomp = 0, explicit_indent = 0, base = -1, i, blank = 0, prev = 0;
-  const char *body, *stop, *s;
-  mark_t endm;
-  p->cur++;
-  for (i = 0; i < 2; i++) {
-    if ((*p->cur == '-' || *p->cur == '+') && !chomp)
-      chomp = *p->cur++ == '-' ? -1 : 1;
-    else if (*p->cur >= '1' && *p->cur <= '9' && !explicit_indent)
-      explicit_indent = *p->cur++ - '0';
-  }
-  skip_blanks(p);
-  skip_comment(p);
-  if (!is_eol(*p->cur))
-    return fail(p, line,
-                "unexpected text after the block scalar indicator '%c'",
-                literal ? '|' : '>');
-  if (explicit_indent)
-    base = (parent < 0 ? 0 : parent) + explicit_indent;
-
-  /* pass 1: the extent (up to the first line indented too little) */
-  body = p->cur;
-  endm = mark(p);
-  stop = p->end;
-  while (*p->cur == '\n') {
-    int ind;
-    next_line(p);
-    s = p->cur;
-    while (*s == ' ')
-      s++;
-    ind = (int)(s - p->ls);
-    while (is_blank(*s))
-      s++;
-    if (is_eol(*s)) { /* empty lines belong to it if a later line does */
-      p->cur = s;
-      continue;
-    }
-    if (is_marker(p->ls) || (base < 0 && ind <= parent) ||
-        (base >= 0 && ind < base)) {
-      stop = p->ls;
-      break;
-    }
-    if (base < 0)
-      base = ind;
-    p->cur = s;
-    while (!is_eol(*p->cur))
-      p->cur++;
-    endm = mark(p);
-  }
-
-  /* pass 2: the text */
-  zlb_strbuf_reset(&p->sb);
-  for (s = body; *s == '\n' && s + 1 < stop;) {
-    const char *ls = s + 1, *e = ls, *t = ls, *text;
-    int more;
-    while (!is_eol(*e))
-      e++;
-    while (is_blank(*t))
-      t++;
-    s = e;
-    if (t == e) {
-      blank++;
-      continue;
-    }
-    text = ls + base;
-    more = is_blank(*text);
-    if (literal || !prev) {
-      if (prev)
-        zlb_strbuf_addch(&p->sb, '\n');
-      zlb_strbuf_addpad(&p->sb, '\n', (size_t)blank);
-    } else if (prev == 1 && !more) {
-      if (blank)
-        zlb_strbuf_addpad(&p->sb, '\n', (size_t)blank);
-      else
-        zlb_strbuf_addch(&p->sb, ' ');
-    } else { /* around more-indented lines, breaks are kept */
-      zlb_strbuf_addpad(&p->sb, '\n', (size_t)blank + 1);
-    }
-    zlb_strbuf_add(&p->sb, text, (size_t)(e - text));
-    prev = more ? 2 : 1;
-    blank = 0;
-  }
-  if (chomp == 0 && prev)
-    zlb_strbuf_addch(&p->sb, '\n');
-  else if (chomp > 0)
-    zlb_strbuf_addpad(&p->sb, '\n', (size_t)blank + (prev ? 1 : 0));
-  reset(p, endm);
-  *out = sb_scalar(p, line, 0);
-  (*out)->kind = ZLB_YAML_SCALAR; /* "|" then nothing is "", not null */
-  return 0;
-}
-
-/* ---- anchors and aliases ----------------------------------------------- */
-
-static size_t name_len(const char *s) {
-  size_t n = 0;
-  while (!is_space_or_eol(s[n]) && !is_flow_ind(s[n]))
-    n++;
-  return n;
-}
-
-/* Read "&name" and register it as pending; *slot indexes p->anchors. */
-static int read_anchor(parser_t *p, size_t *slot) {
-  size_t n = name_len(p->cur + 1);
-  if (!n)
-    return fail(p, p->line, "anchor '&' without a name");
-  if (p->nanchors == p->anchors_cap) {
-    size_t nc = p->anchors_cap ? p->anchors_cap * 2 : 16;
-    p->anchors = arena_grow(p->arena, p->anchors,
-                            p->nanchors * sizeof(*p->anchors),
-                            nc * sizeof(*p->anchors));
-    p->anchors_cap = nc;
-  }
-  p->anchors[p->nanchors].name = arena_strndup(p->arena, p->cur + 1, n);
-  p->anchors[p->nanchors].node = NULL;
-  *slot = p->nanchors++;
-  p->cur += n + 1;
-  return 0;
-}
-
-/* "*name": the node of the latest anchor of that name, shared, not copied
- * (so "billion laughs" documents cost nothing). */
-static int read_alias(parser_t *p, zlb_yaml_node_t **out) {
-  const char *name = p->cur + 1;
-  size_t n = name_len(name), i;
-  if (!n)
-    return fail(p, p->line, "alias '*' without a name");
-  for (i = p->nanchors; i-- > 0;) {
-    if (strlen(p->anchors[i].name) != n || memcmp(p->anchors[i].name, name, n))
-      continue;
-    if (!p->anchors[i].node)
-      return fail(p, p->line, "alias '*%.*s' is used inside the node it names",
-                  (int)n, name);
-    *out = p->anchors[i].node;
-    p->cur += n + 1;
-    return 0;
-  }
-  return fail(p, p->line,
-              "unknown alias '*%.*s' (define '&%.*s' before using it)",
-              (int)n, name, (int)n, name);
 }
 
 /* ---- mappings ---------------------------------------------------------- */
@@ -884,557 +307,594 @@ static void map_finish(parser_t *p, map_builder_t *mb, zlb_yaml_node_t *map) {
   map->n = k;
 }
 
-/* ---- nodes ------------------------------------------------------------- */
+/* ---- building the tree from libyaml's events ---------------------------- */
 
-static int parse_value(parser_t *p, int parent, int ctx, int owner_line,
-                       zlb_yaml_node_t **out);
-static int parse_flow_node(parser_t *p, zlb_yaml_node_t **out);
-static int parse_flow_seq(parser_t *p, zlb_yaml_node_t **out);
-static int parse_flow_map(parser_t *p, zlb_yaml_node_t **out);
-
-/* A node that is not a block collection: flow collection, quoted, plain or
- * block scalar, alias. `parent` as for read_plain. */
-static int parse_inline(parser_t *p, int flow, int parent,
-                        zlb_yaml_node_t **out) {
-  const int line = p->line;
-  const char c = *p->cur;
-  int rc;
-  switch (c) {
-  case '[':
-  case '{':
-    p->flow_parent = parent;
-    rc = c == '[' ? parse_flow_seq(p, out) : parse_flow_map(p, out);
-    p->flow_parent = -1;
-    return rc;
-  case '"':
-  case '\'':
-    if ((rc = read_quoted(p, flow ? p->flow_parent : parent)))
-      return rc;
-    *out = sb_scalar(p, line, 1);
-    return 0;
-  case '*':
-    return read_alias(p, out);
-  case '|':
-  case '>':
-    if (flow)
-      return fail(p, line, "block scalar '%c' inside a flow collection", c);
-    return read_block_scalar(p, parent, out);
-  case '!':
-    return fail(p, line, "tags ('!') are not supported");
-  case '&':
-    return fail(p, line, "a node can have only one anchor");
-  case '%':
-  case '@':
-  case '`':
-    return fail(p, line, "'%c' cannot start a plain value (quote the value)",
-                c);
-  case ',':
-  case ']':
-  case '}':
-    return fail(p, line, "unexpected '%c'", c);
-  default:
-    break;
-  }
-  if (is_eol(c)) {
-    *out = null_node(p, line);
-    return 0;
-  }
-  if (is_explicit_key(p->cur))
-    return fail(p, line, "explicit keys ('? ') are not supported");
-  if ((c == '-' || c == ':') &&
-      (is_space_or_eol(p->cur[1]) || (flow && is_flow_ind(p->cur[1]))))
-    return fail(p, line, "unexpected '%c'", c);
-  read_plain(p, flow, parent);
-  *out = sb_scalar(p, line, 0);
-  return 0;
+static zlb_yaml_node_t *new_node(parser_t *p, zlb_yaml_kind_t kind, int line) {
+  zlb_yaml_node_t *n = arena_alloc(p->arena, sizeof(*n));
+  n->kind = kind;
+  n->line = line;
+  return n;
 }
 
-/* A block sequence whose first "-" is at p->cur, column `col`. With
- * `under_key` it is the value of a key at the same indentation
- * ("key:\n- a"), and ends at the next key. */
-static int parse_block_seq(parser_t *p, int col, int under_key,
-                           zlb_yaml_node_t **out) {
-  const int first = p->line;
-  zlb_yaml_node_t *seq = new_node(p, ZLB_YAML_SEQ, first), *item;
-  size_t cap = 0;
-  int rc, n;
-  if ((rc = enter(p, first)))
-    goto out;
-  for (;;) {
-    const int item_line = p->line;
-    p->cur++; /* the '-' */
-    if ((rc = parse_value(p, col, CTX_SEQ, item_line, &item)))
-      goto out;
-    seq_push(p, seq, &cap, item);
-    if ((rc = next_content(p, &n)))
-      goto out;
-    if (n < col)
-      break;
-    if (n > col) {
-      rc = bad_indent(p, n, "sequence", first, col);
-      goto out;
-    }
-    if (!is_dash(p->cur)) {
-      if (under_key)
-        break;
-      rc = fail(p, p->line,
-                "expected a sequence item '- ' like the ones from line %d at "
-                "this indentation",
-                first);
-      goto out;
-    }
-  }
-  *out = seq;
-out:
-  p->depth--;
-  return rc;
+/* One open collection. */
+typedef struct frame {
+  zlb_yaml_node_t *node;
+  long anchor;      /* slot in p->anchors, or -1 */
+  size_t cap;       /* SEQ: room in node->items */
+  map_builder_t mb; /* MAP: pairs so far */
+  const char *key;  /* MAP: key waiting for its value; NULL: a key is next */
+  int key_line;
+  int merge;        /* the waiting key is the merge key "<<" */
+  int col;          /* column where the collection starts */
+  int relocate;     /* block collection after an anchor: line of entry 1 */
+} frame_t;
+
+typedef struct builder {
+  parser_t *p;
+  frame_t st[MAX_DEPTH];
+  int depth;
+  zlb_yaml_node_t *root;
+  int root_col; /* column of the top-level value */
+} builder_t;
+
+static int line_of(yaml_mark_t m) {
+  return m.line < (size_t)INT_MAX ? (int)m.line + 1 : INT_MAX;
 }
 
-/* The key of a block mapping entry at p->cur (looks_like_key said so);
- * leaves p->cur after the ':'. */
-static int read_block_key(parser_t *p, const char **key, int *quoted) {
-  int rc;
-  *quoted = *p->cur == '"' || *p->cur == '\'';
-  if (*quoted) {
-    if ((rc = read_quoted(p, -1)))
-      return rc;
-  } else {
-    const char *s = p->cur, *e = p->cur;
-    while (!is_eol(*s) && !(*s == ':' && is_space_or_eol(s[1]))) {
+static int col_of(const parser_t *p, yaml_mark_t m) {
+  (void)p;
+  return m.column < (size_t)INT_MAX ? (int)m.column : INT_MAX;
+}
+
+/* The byte a libyaml mark points at (marks count characters, not bytes),
+ * or NULL past the end of the input. */
+static const char *mark_ptr(const parser_t *p, yaml_mark_t m) {
+  const char *s = p->text, *end = p->text + p->len;
+  size_t line = 0, col = 0;
+  while (s < end && line < m.line) {
+    if (*s == '\r' && s + 1 < end && s[1] == '\n')
       s++;
-      if (!is_blank(s[-1]))
-        e = s;
-    }
-    zlb_strbuf_reset(&p->sb);
-    zlb_strbuf_add(&p->sb, p->cur, (size_t)(e - p->cur));
-    p->cur = s;
-    if (!p->sb.len)
-      return fail(p, p->line, "empty mapping key");
+    if (*s == '\n' || *s == '\r')
+      line++;
+    s++;
   }
-  skip_blanks(p);
-  p->cur++; /* the ':' */
-  *key = arena_strndup(p->arena, p->sb.buf, p->sb.len);
-  return 0;
-}
-
-/* A block mapping whose first key is at p->cur, column `col`. */
-static int parse_block_map(parser_t *p, int col, zlb_yaml_node_t **out) {
-  const int first = p->line;
-  zlb_yaml_node_t *map = new_node(p, ZLB_YAML_MAP, first), *val;
-  map_builder_t mb;
-  int rc, n;
-  memset(&mb, 0, sizeof(mb));
-  if ((rc = enter(p, first)))
-    goto out;
-  for (;;) {
-    const int key_line = p->line;
-    const char *key = NULL;
-    int quoted;
-    if ((rc = read_block_key(p, &key, &quoted)))
-      goto out;
-    if ((rc = parse_value(p, col, CTX_MAP, key_line, &val)))
-      goto out;
-    if (!quoted && !strcmp(key, "<<"))
-      rc = map_merge(p, &mb, key_line, val);
-    else
-      rc = map_add(p, &mb, key, key_line, val);
-    if (rc)
-      goto out;
-    if ((rc = next_content(p, &n)))
-      goto out;
-    if (n < col)
-      break;
-    if (n > col) {
-      rc = bad_indent(p, n, "mapping", first, col);
-      goto out;
-    }
-    if (is_dash(p->cur)) {
-      rc = fail(p, p->line,
-                "sequence item '- ' inside the mapping that starts on line %d "
-                "(indent it under a key)",
-                first);
-      goto out;
-    }
-    if (is_explicit_key(p->cur)) {
-      rc = fail(p, p->line, "explicit keys ('? ') are not supported");
-      goto out;
-    }
-    if (!looks_like_key(p->cur)) {
-      rc = fail(p, p->line,
-                "expected 'key: value' in the mapping that starts on line %d",
-                first);
-      goto out;
-    }
-  }
-  map_finish(p, &mb, map);
-  *out = map;
-out:
-  p->depth--;
-  return rc;
-}
-
-/* A node whose first character is at p->cur, column `col`, on a line of
- * its own (or after "- "). */
-static int parse_block(parser_t *p, int parent, int col, int ctx,
-                       zlb_yaml_node_t **out) {
-  int rc;
-  if (*p->cur == '&')
-    return parse_value(p, parent, ctx, p->line, out);
-  if (is_dash(p->cur))
-    return parse_block_seq(p, col, 0, out);
-  if (is_explicit_key(p->cur))
-    return fail(p, p->line, "explicit keys ('? ') are not supported");
-  if (looks_like_key(p->cur))
-    return parse_block_map(p, col, out);
-  if ((rc = parse_inline(p, 0, parent, out)))
-    return rc;
-  return expect_eol(p);
-}
-
-/* The node after "key:" (ctx CTX_MAP), after "- " (CTX_SEQ) or at the
- * document start (CTX_ROOT): on the same line, or on the next lines when
- * the rest of this one is empty. `parent` is the column of the key or the
- * dash; `owner_line` the line an empty value reports. */
-static int parse_value(parser_t *p, int parent, int ctx, int owner_line,
-                       zlb_yaml_node_t **out) {
-  zlb_yaml_node_t *node = NULL;
-  size_t slot = 0;
-  int rc = 0, anchored = 0, col;
-  skip_blanks(p);
-  if (*p->cur == '&') {
-    if ((rc = read_anchor(p, &slot)))
-      goto out;
-    anchored = 1;
-    skip_blanks(p);
-    if (*p->cur == '&') {
-      rc = fail(p, p->line, "a node can have only one anchor");
-      goto out;
-    }
-  }
-  if (*p->cur == '!') {
-    rc = fail(p, p->line, "tags ('!') are not supported");
-    goto out;
-  }
-  if (is_eol(*p->cur) || *p->cur == '#') {
-    if ((rc = next_content(p, &col)))
-      goto out;
-    if (col > parent)
-      rc = parse_block(p, parent, col, ctx, &node);
-    else if (col >= 0 && col == parent && ctx == CTX_MAP && is_dash(p->cur))
-      rc = parse_block_seq(p, col, 1, &node);
-    else
-      node = null_node(p, owner_line);
-  } else if (ctx != CTX_MAP && (is_dash(p->cur) || is_explicit_key(p->cur) ||
-                                looks_like_key(p->cur))) {
-    /* "- key: value" or "- - item": a compact collection at this column */
-    if (anchored) {
-      rc = fail(p, p->line,
-                "an anchor before a compact nested collection is not "
-                "supported (start the collection on the next line)");
-      goto out;
-    }
-    rc = parse_block(p, parent, (int)(p->cur - p->ls), ctx, &node);
-  } else if (is_dash(p->cur)) {
-    rc = fail(p, p->line,
-              "sequence entries are not allowed here (start the list on a "
-              "new line)");
-  } else if (!(rc = parse_inline(p, 0, parent, &node))) {
-    rc = expect_eol(p);
-  }
-  if (!rc && anchored)
-    p->anchors[slot].node = node;
-  *out = node;
-out:
-  return rc;
-}
-
-/* ---- flow collections -------------------------------------------------- */
-
-/* Skip blanks, line breaks and comments between flow tokens. */
-static int flow_skip(parser_t *p) {
-  for (;;) {
-    const char *s;
-    skip_blanks(p);
-    skip_comment(p);
-    if (*p->cur != '\n')
-      return 0;
-    next_line(p);
-    for (s = p->cur; is_blank(*s); s++)
+  for (; s < end && col < m.column && *s != '\n' && *s != '\r'; col++)
+    for (s++; s < end && ((unsigned char)*s & 0xC0) == 0x80; s++)
       ;
-    if (p->flow_parent >= 0 && !is_eol(*s) && s - p->ls <= p->flow_parent &&
-        looks_like_key(s))
-      return unterminated_flow(p, p->flow_ch, p->flow_line);
-  }
+  return s < end ? s : NULL;
 }
 
-static int parse_flow_node(parser_t *p, zlb_yaml_node_t **out) {
-  zlb_yaml_node_t *node = NULL;
-  size_t slot = 0;
-  int rc, anchored = 0;
-  if (*p->cur == '&') {
-    if ((rc = read_anchor(p, &slot)))
-      return rc;
-    anchored = 1;
-    if ((rc = flow_skip(p)))
-      return rc;
-    if (*p->cur == '\0')
-      return unterminated_flow(p, p->flow_ch, p->flow_line);
-  }
-  if (*p->cur == '[')
-    rc = parse_flow_seq(p, &node);
-  else if (*p->cur == '{')
-    rc = parse_flow_map(p, &node);
-  else
-    rc = parse_inline(p, 1, p->flow_parent, &node);
-  if (!rc && anchored)
-    p->anchors[slot].node = node;
-  *out = node;
-  return rc;
+static int mark_char(const parser_t *p, yaml_mark_t m) {
+  const char *s = mark_ptr(p, m);
+  return s ? (unsigned char)*s : -1;
 }
 
-static int parse_flow_seq(parser_t *p, zlb_yaml_node_t **out) {
-  const int open_line = p->line, saved_line = p->flow_line;
-  const char saved_ch = p->flow_ch;
-  zlb_yaml_node_t *seq = new_node(p, ZLB_YAML_SEQ, open_line), *item;
-  size_t cap = 0;
-  int rc;
-  p->flow_ch = '[';
-  p->flow_line = open_line;
-  if ((rc = enter(p, open_line)))
-    goto out;
-  p->cur++;
-  for (;;) {
-    if ((rc = flow_skip(p)))
-      goto out;
-    if (*p->cur == ']')
-      break;
-    if (*p->cur == '\0') {
-      rc = unterminated_flow(p, '[', open_line);
-      goto out;
-    }
-    if ((rc = parse_flow_node(p, &item)))
-      goto out;
-    seq_push(p, seq, &cap, item);
-    if ((rc = flow_skip(p)))
-      goto out;
-    if (*p->cur == ',') {
-      p->cur++;
-      continue;
-    }
-    if (*p->cur == ']')
-      break;
-    if (*p->cur == '\0')
-      rc = unterminated_flow(p, '[', open_line);
-    else if (*p->cur == ':')
-      rc = fail(p, p->line,
-                "single-pair mappings inside a flow sequence are not "
-                "supported (write {key: value})");
-    else
-      rc = fail(p, p->line,
-                "expected ',' or ']' in the flow sequence that starts on "
-                "line %d",
-                open_line);
-    goto out;
-  }
-  p->cur++; /* the ']' */
-  *out = seq;
-out:
-  p->depth--;
-  p->flow_ch = saved_ch;
-  p->flow_line = saved_line;
-  return rc;
+/* The last non-blank byte before the mark on its line, or 0. */
+static int char_before(const parser_t *p, yaml_mark_t m) {
+  const char *s = mark_ptr(p, m);
+  if (!s)
+    return 0;
+  while (s > p->text && (s[-1] == ' ' || s[-1] == '\t'))
+    s--;
+  return s > p->text && s[-1] != '\n' && s[-1] != '\r'
+             ? (unsigned char)s[-1] : 0;
 }
 
-static int read_flow_key(parser_t *p, const char **key, int *quoted) {
-  const char c = *p->cur;
-  int rc;
-  *quoted = c == '"' || c == '\'';
-  if (*quoted) {
-    if ((rc = read_quoted(p, p->flow_parent)))
-      return rc;
-  } else if (c == '[' || c == '{') {
-    return fail(p, p->line, "flow collections as keys are not supported");
-  } else if (c == '*' || c == '&' || c == '!') {
-    return fail(p, p->line, "'%c' on a mapping key is not supported", c);
-  } else if (is_explicit_key(p->cur)) {
-    return fail(p, p->line, "explicit keys ('? ') are not supported");
-  } else if (c == ':' &&
-             (is_space_or_eol(p->cur[1]) || is_flow_ind(p->cur[1]))) {
-    return fail(p, p->line, "empty mapping key");
-  } else if (is_flow_ind(c) || c == '%' || c == '@' || c == '`') {
-    return fail(p, p->line, "unexpected '%c'", c);
-  } else {
-    read_plain(p, 1, p->flow_parent);
+/* Column of the first non-blank character on the mark's line. */
+static int indent_of(const parser_t *p, yaml_mark_t m) {
+  yaml_mark_t start = m;
+  const char *s;
+  int col = 0;
+  start.column = 0;
+  s = mark_ptr(p, start);
+  while (s && s < p->text + p->len && (*s == ' ' || *s == '\t')) {
+    s++;
+    col++;
   }
-  *key = arena_strndup(p->arena, p->sb.buf, p->sb.len);
+  return col;
+}
+
+static int add_anchor(builder_t *b, const yaml_char_t *name, long *slot) {
+  parser_t *p = b->p;
+  *slot = -1;
+  if (!name)
+    return 0;
+  if (p->nanchors == p->anchors_cap) {
+    size_t nc = p->anchors_cap ? p->anchors_cap * 2 : 16;
+    p->anchors = arena_grow(p->arena, p->anchors,
+                            p->nanchors * sizeof(*p->anchors),
+                            nc * sizeof(*p->anchors));
+    p->anchors_cap = nc;
+  }
+  p->anchors[p->nanchors].name =
+      arena_strndup(p->arena, (const char *)name, strlen((const char *)name));
+  p->anchors[p->nanchors].node = NULL;
+  *slot = (long)p->nanchors++;
   return 0;
 }
 
-static int parse_flow_map(parser_t *p, zlb_yaml_node_t **out) {
-  const int open_line = p->line, saved_line = p->flow_line;
-  const char saved_ch = p->flow_ch;
-  zlb_yaml_node_t *map = new_node(p, ZLB_YAML_MAP, open_line), *val;
-  map_builder_t mb;
-  int rc;
-  memset(&mb, 0, sizeof(mb));
-  p->flow_ch = '{';
-  p->flow_line = open_line;
-  if ((rc = enter(p, open_line)))
-    goto out;
-  p->cur++;
-  for (;;) {
-    const char *key = NULL;
-    int quoted, key_line;
-    if ((rc = flow_skip(p)))
-      goto out;
-    if (*p->cur == '}')
-      break;
-    if (*p->cur == '\0') {
-      rc = unterminated_flow(p, '{', open_line);
-      goto out;
-    }
-    key_line = p->line;
-    if ((rc = read_flow_key(p, &key, &quoted)) || (rc = flow_skip(p)))
-      goto out;
-    if (*p->cur == ':') {
-      p->cur++;
-      if ((rc = flow_skip(p)))
-        goto out;
-      if (*p->cur == ',' || *p->cur == '}')
-        val = null_node(p, key_line);
-      else if (*p->cur == '\0')
-        rc = unterminated_flow(p, '{', open_line);
-      else
-        rc = parse_flow_node(p, &val);
-    } else if (*p->cur == ',' || *p->cur == '}') {
-      val = null_node(p, key_line); /* {a, b}: keys without values */
-    } else if (*p->cur == '\0') {
-      rc = unterminated_flow(p, '{', open_line);
-    } else {
-      rc = fail(p, p->line,
-                "expected ':' after key '%.100s' in the flow mapping that "
-                "starts on line %d",
-                key, open_line);
-    }
-    if (rc)
-      goto out;
-    if (!quoted && !strcmp(key, "<<"))
-      rc = map_merge(p, &mb, key_line, val);
-    else
-      rc = map_add(p, &mb, key, key_line, val);
-    if (rc || (rc = flow_skip(p)))
-      goto out;
-    if (*p->cur == ',') {
-      p->cur++;
+/* "*name": the node of the latest anchor of that name, shared, not copied
+ * (so "billion laughs" documents cost nothing). */
+static int find_alias(parser_t *p, const char *name, int line,
+                      zlb_yaml_node_t **out) {
+  size_t i;
+  for (i = p->nanchors; i-- > 0;) {
+    if (strcmp(p->anchors[i].name, name))
       continue;
-    }
-    if (*p->cur == '}')
-      break;
-    if (*p->cur == '\0')
-      rc = unterminated_flow(p, '{', open_line);
-    else
-      rc = fail(p, p->line,
-                "expected ',' or '}' in the flow mapping that starts on line "
-                "%d",
-                open_line);
-    goto out;
+    if (!p->anchors[i].node)
+      return fail(p, line, "alias '*%.100s' is used inside the node it names",
+                  name);
+    *out = p->anchors[i].node;
+    return 0;
   }
-  p->cur++; /* the '}' */
-  map_finish(p, &mb, map);
-  *out = map;
-out:
-  p->depth--;
-  p->flow_ch = saved_ch;
-  p->flow_line = saved_line;
-  return rc;
+  return fail(p, line, "unknown alias '*%.100s' (define '&%.100s' before "
+              "using it)", name, name);
+}
+
+static void seq_push(parser_t *p, frame_t *f, zlb_yaml_node_t *item) {
+  zlb_yaml_node_t *seq = f->node;
+  if (seq->n == f->cap) {
+    size_t nc = f->cap ? f->cap * 2 : 8;
+    seq->items = arena_grow(p->arena, seq->items, seq->n * sizeof(item),
+                            nc * sizeof(item));
+    f->cap = nc;
+  }
+  seq->items[seq->n++] = item;
+}
+
+/* A finished node goes to its parent: the root, a sequence item or the
+ * value of the waiting key. */
+static int deliver(builder_t *b, zlb_yaml_node_t *node) {
+  frame_t *f;
+  const char *key;
+  if (!b->depth) {
+    b->root = node;
+    return 0;
+  }
+  f = &b->st[b->depth - 1];
+  if (f->relocate) {
+    f->relocate = 0;
+    f->node->line = node->line;
+  }
+  if (f->node->kind == ZLB_YAML_SEQ) {
+    seq_push(b->p, f, node);
+    return 0;
+  }
+  key = f->key;
+  f->key = NULL;
+  if (f->merge) {
+    f->merge = 0;
+    return map_merge(b->p, &f->mb, f->key_line, node);
+  }
+  return map_add(b->p, &f->mb, key, f->key_line, node);
+}
+
+static int in_key_position(const builder_t *b) {
+  const frame_t *f = b->depth ? &b->st[b->depth - 1] : NULL;
+  return f && f->node->kind == ZLB_YAML_MAP && !f->key;
+}
+
+/* Keys are plain or quoted scalars; everything else YAML allows there is
+ * refused by name. */
+static int check_key(builder_t *b, const yaml_event_t *ev, int line) {
+  parser_t *p = b->p;
+  const yaml_char_t *anchor = NULL;
+  int before = char_before(p, ev->start_mark);
+  if (before == '?')
+    return fail(p, line, "explicit keys ('? ') are not supported");
+  if (ev->type == YAML_ALIAS_EVENT)
+    return fail(p, line, "'*' on a mapping key is not supported");
+  if (ev->type != YAML_SCALAR_EVENT)
+    return fail(p, line, "flow collections as keys are not supported");
+  anchor = ev->data.scalar.anchor;
+  if (anchor && before == '-' && b->st[b->depth - 1].mb.n == 0)
+    return fail(p, line, "an anchor before a compact nested collection is not "
+                "supported (start the collection on the next line)");
+  if (anchor)
+    return fail(p, line, "'&' on a mapping key is not supported");
+  if (!ev->data.scalar.length && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+    return fail(p, line, "empty mapping key");
+  return 0;
+}
+
+static int on_key(builder_t *b, const yaml_event_t *ev, int line) {
+  parser_t *p = b->p;
+  frame_t *f = &b->st[b->depth - 1];
+  const char *s = (const char *)ev->data.scalar.value;
+  int rc = check_key(b, ev, line);
+  if (rc)
+    return rc;
+  if (strlen(s) != ev->data.scalar.length)
+    return fail(p, line, "escape '\\0' (NUL) is not supported");
+  if (f->relocate) {
+    f->relocate = 0;
+    f->node->line = line;
+  }
+  f->key = arena_strndup(p->arena, s, ev->data.scalar.length);
+  f->key_line = line;
+  f->merge = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !strcmp(s, "<<");
+  return 0;
+}
+
+static int on_scalar(builder_t *b, const yaml_event_t *ev, int line) {
+  parser_t *p = b->p;
+  const char *s = (const char *)ev->data.scalar.value;
+  size_t n = ev->data.scalar.length;
+  yaml_scalar_style_t style = ev->data.scalar.style;
+  int plain = style == YAML_PLAIN_SCALAR_STYLE;
+  int null = plain && (!n || !strcmp(s, "~") || !strcmp(s, "null") ||
+                       !strcmp(s, "Null") || !strcmp(s, "NULL"));
+  zlb_yaml_node_t *node;
+  long slot;
+  int rc;
+  if (strlen(s) != n)
+    return fail(p, line, "escape '\\0' (NUL) is not supported");
+  if (plain && !n)
+    line = p->last_line; /* an empty value belongs to its key's line */
+  node = new_node(p, null ? ZLB_YAML_NULL : ZLB_YAML_SCALAR, line);
+  node->scalar = arena_strndup(p->arena, s, n);
+  node->quoted = style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                 style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+  if ((rc = add_anchor(b, ev->data.scalar.anchor, &slot)))
+    return rc;
+  if (slot >= 0)
+    p->anchors[slot].node = node;
+  return deliver(b, node);
+}
+
+static int on_start(builder_t *b, const yaml_event_t *ev, int line) {
+  parser_t *p = b->p;
+  int is_map = ev->type == YAML_MAPPING_START_EVENT;
+  const yaml_char_t *anchor =
+      is_map ? ev->data.mapping_start.anchor : ev->data.sequence_start.anchor;
+  frame_t *parent = b->depth ? &b->st[b->depth - 1] : NULL;
+  frame_t *f;
+  if (b->depth == MAX_DEPTH)
+    return fail(p, line, "nesting deeper than %d levels", MAX_DEPTH);
+  if (is_map && parent && parent->node->kind == ZLB_YAML_SEQ &&
+      ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE &&
+      mark_char(p, ev->start_mark) != '{')
+    return fail(p, line, "single-pair mappings inside a flow sequence are not "
+                "supported (write {key: value})");
+  if (!b->depth)
+    b->root_col = col_of(p, ev->start_mark);
+  f = &b->st[b->depth++];
+  memset(f, 0, sizeof(*f));
+  f->node = new_node(p, is_map ? ZLB_YAML_MAP : ZLB_YAML_SEQ, line);
+  f->col = col_of(p, ev->start_mark);
+  /* an anchor or tag moves the start mark before the collection: a block
+   * collection then takes the line of its first entry */
+  f->relocate = (is_map ? ev->data.mapping_start.style == YAML_BLOCK_MAPPING_STYLE
+                        : ev->data.sequence_start.style == YAML_BLOCK_SEQUENCE_STYLE) &&
+                anchor;
+  return add_anchor(b, anchor, &f->anchor);
+}
+
+static int on_end(builder_t *b, int line) {
+  parser_t *p = b->p;
+  frame_t *f = &b->st[--b->depth];
+  size_t before = f->mb.n;
+  int rc;
+  if (f->node->kind == ZLB_YAML_MAP) {
+    map_finish(p, &f->mb, f->node);
+    if (f->node->n > before && (rc = count_nodes(p, f->node->n - before, line)))
+      return rc;
+  }
+  if (f->anchor >= 0)
+    p->anchors[f->anchor].node = f->node;
+  return deliver(b, f->node);
+}
+
+/* ---- libyaml's errors, said in the terms of the file -------------------- */
+
+/* The innermost open mapping, or NULL. */
+static const frame_t *open_map(const builder_t *b) {
+  int i;
+  for (i = b->depth; i-- > 0;)
+    if (b->st[i].node->kind == ZLB_YAML_MAP)
+      return &b->st[i];
+  return NULL;
+}
+
+static int has(const char *s, const char *word) {
+  return s && strstr(s, word) != NULL;
+}
+
+static int describe(builder_t *b, const yaml_parser_t *yp) {
+  parser_t *p = b->p;
+  const char *prob = yp->problem ? yp->problem : "unknown error";
+  const char *ctx = yp->context;
+  yaml_mark_t pm = yp->problem_mark, cm = yp->context_mark;
+  int pl = line_of(pm), cl = line_of(cm);
+  int pc = mark_char(p, pm), cc = mark_char(p, cm);
+  int pcol = col_of(p, pm), ccol = col_of(p, cm);
+  int first = indent_of(p, pm) == pcol; /* starts its line */
+  const frame_t *map = open_map(b);
+
+  if (yp->error == YAML_MEMORY_ERROR)
+    return zlb_error_set(p->err, ZLB_ENOMEM, "%s: out of memory", p->fname);
+  if (yp->error == YAML_READER_ERROR) {
+    size_t i, line = 1;
+    for (i = 0; i < yp->problem_offset && i < p->len; i++)
+      line += p->text[i] == '\n';
+    return fail(p, (int)(line < INT_MAX ? line : INT_MAX),
+                "%s (byte 0x%02x; save the file as UTF-8 text)", prob,
+                (unsigned)yp->problem_value & 0xffu);
+  }
+  if (has(prob, "tab") || pc == '\t')
+    return fail(p, pl, "tab used for indentation (indent with spaces)");
+  if (has(ctx, "scanning a quoted scalar") ||
+      (has(ctx, "parsing a quoted scalar") && has(prob, "unknown escape") &&
+       (!mark_ptr(p, pm) || mark_ptr(p, pm) + 1 >= p->text + p->len)))
+    return fail(p, cl, "unterminated %s-quoted string: missing closing quote",
+                cc == '\'' ? "single" : "double");
+  if (has(ctx, "parsing a quoted scalar")) {
+    const char *s = mark_ptr(p, pm), *from = mark_ptr(p, cm);
+    while (s && from && s > from && *s != '\\')
+      s--;
+    if (has(prob, "unknown escape"))
+      return fail(p, pl, "unknown escape '\\%c' in a double-quoted string",
+                  s && s + 1 < p->text + p->len ? s[1] : '?');
+    if (s && *s == '\\' && s + 1 < p->text + p->len) {
+      if (has(prob, "hexdecimal"))
+        return fail(p, pl, "escape '\\%c' needs %d hex digits", s[1],
+                    s[1] == 'x' ? 2 : s[1] == 'u' ? 4 : 8);
+      if (has(prob, "Unicode"))
+        return fail(p, pl, "escape '\\%c' gives an invalid code point", s[1]);
+    }
+  }
+  if (has(ctx, "scanning an alias"))
+    return fail(p, cl, "alias '*' without a name");
+  if (has(ctx, "scanning an anchor"))
+    return fail(p, cl, "anchor '&' without a name");
+  if (has(ctx, "block scalar") && has(prob, "comment or line break"))
+    return fail(p, cl, "unexpected text after the block scalar indicator '%c'",
+                cc > 0 ? cc : '|');
+  if (has(prob, "cannot start any token")) {
+    if ((pc == '|' || pc == '>') && yp->flow_level)
+      return fail(p, pl, "block scalar '%c' inside a flow collection", pc);
+    if (pc == '@' || pc == '`')
+      return fail(p, pl, "'%c' cannot start a plain value (quote the value)", pc);
+  }
+  if (has(prob, "block sequence entries are not allowed"))
+    return fail(p, pl, "sequence entries are not allowed here (start the list "
+                "on a new line)");
+  if (has(prob, "mapping values are not allowed")) {
+    if (pl != p->last_line && map)
+      return fail(p, pl, "bad indentation: indented %d, but the mapping that "
+                  "starts on line %d is indented %d", indent_of(p, pm),
+                  map->node->line, map->col);
+    return fail(p, pl, "unexpected ':' (a nested mapping must start on a new "
+                "line)");
+  }
+  if (has(ctx, "flow sequence") || has(ctx, "flow mapping")) {
+    int seq = has(ctx, "flow sequence");
+    char close = seq ? ']' : '}';
+    if (pc == ']' || pc == '}' || (pc >= 0 && pl == cl))
+      return fail(p, pl, "expected ',' or '%c' in the flow %s that starts on "
+                  "line %d", close, seq ? "sequence" : "mapping", cl);
+    return fail(p, cl, "unterminated flow %s: missing closing '%c'",
+                seq ? "sequence" : "mapping", close);
+  }
+  if (has(ctx, "block mapping") && has(prob, "expected key")) {
+    if (pc == ':')
+      return fail(p, pl, "empty mapping key");
+    if (first && pcol != ccol)
+      return fail(p, pl, "bad indentation: indented %d, but the mapping that "
+                  "starts on line %d is indented %d", pcol, cl, ccol);
+    if (first && pc == '-')
+      return fail(p, pl, "sequence item '- ' inside the mapping that starts on "
+                  "line %d (indent it under a key)", cl);
+    if (first)
+      return fail(p, pl, "expected 'key: value' in the mapping that starts on "
+                  "line %d", cl);
+    if (pc == '&')
+      return fail(p, pl, "a node can have only one anchor");
+    {
+      const char *s = mark_ptr(p, pm);
+      size_t n = s ? strcspn(s, " \t\r\n,[]{}#") : 0;
+      if (s && n > (size_t)(p->text + p->len - s))
+        n = (size_t)(p->text + p->len - s);
+      return fail(p, pl, "unexpected text '%.*s' after the value",
+                  (int)(n > 40 ? 40 : n), s ? s : "");
+    }
+  }
+  if (has(ctx, "block collection") && has(prob, "'-' indicator")) {
+    if (pcol == ccol)
+      return fail(p, pl, "expected a sequence item '- ' like the ones from "
+                  "line %d at this indentation", cl);
+    return fail(p, pl, "bad indentation: indented %d, but the sequence that "
+                "starts on line %d is indented %d", pcol, cl, ccol);
+  }
+  if (has(ctx, "simple key") && has(prob, "expected ':'") && map)
+    return fail(p, cl, "expected 'key: value' in the mapping that starts on "
+                "line %d", map->node->line);
+  if (has(prob, "document start"))
+    return fail(p, pl, "unexpected content after the document's top-level "
+                "value");
+  if (pc > 0x20 && pc < 0x7f && (has(prob, "node content") ||
+                                 has(prob, "cannot start any token")))
+    return fail(p, pl, "unexpected '%c'", pc);
+  if (ctx)
+    return fail(p, pl, "%s (%s that starts on line %d)", prob, ctx, cl);
+  return fail(p, pl, "%s", prob);
 }
 
 /* ---- documents --------------------------------------------------------- */
 
-/* Copy the input NUL-terminated, without a UTF-8 BOM, with CRLF as LF. */
-static char *copy_input(const char *text, size_t len, size_t *out_len) {
-  char *buf = zlb_xmalloc(len + 1), *d = buf;
-  size_t i = 0;
-  if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
-    i = 3;
-  for (; i < len; i++) {
-    if (text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')
-      continue;
-    *d++ = text[i];
+static const yaml_char_t *event_tag(const yaml_event_t *ev) {
+  switch (ev->type) {
+  case YAML_SCALAR_EVENT:
+    return ev->data.scalar.tag;
+  case YAML_SEQUENCE_START_EVENT:
+    return ev->data.sequence_start.tag;
+  case YAML_MAPPING_START_EVENT:
+    return ev->data.mapping_start.tag;
+  default:
+    return NULL;
   }
-  *d = '\0';
-  *out_len = (size_t)(d - buf);
-  return buf;
+}
+
+/* One event of the first document. *done is set at its end. */
+static int on_event(builder_t *b, yaml_parser_t *yp, const yaml_event_t *ev,
+                    int *done) {
+  parser_t *p = b->p;
+  int line = line_of(ev->start_mark), rc = 0;
+  zlb_yaml_node_t *node = NULL;
+
+  if (event_tag(ev))
+    return fail(p, line, "tags ('!') are not supported");
+  if ((ev->type == YAML_SCALAR_EVENT || ev->type == YAML_ALIAS_EVENT ||
+       ev->type == YAML_SEQUENCE_START_EVENT ||
+       ev->type == YAML_MAPPING_START_EVENT) &&
+      (rc = count_nodes(p, 1, line)))
+    return rc;
+  if (in_key_position(b) && ev->type != YAML_MAPPING_END_EVENT) {
+    if (ev->type != YAML_SCALAR_EVENT)
+      return check_key(b, ev, line);
+    rc = on_key(b, ev, line);
+    p->last_line = line;
+    return rc;
+  }
+  switch (ev->type) {
+  case YAML_DOCUMENT_START_EVENT:
+    if (ev->data.document_start.version_directive ||
+        ev->data.document_start.tag_directives.start !=
+            ev->data.document_start.tag_directives.end)
+      return fail(p, line, "directives ('%%') are not supported");
+    break;
+  case YAML_ALIAS_EVENT:
+    if ((rc = find_alias(p, (const char *)ev->data.alias.anchor, line, &node)))
+      return rc;
+    rc = deliver(b, node);
+    break;
+  case YAML_SCALAR_EVENT:
+    rc = on_scalar(b, ev, line);
+    break;
+  case YAML_SEQUENCE_START_EVENT:
+  case YAML_MAPPING_START_EVENT:
+    rc = on_start(b, ev, line);
+    break;
+  case YAML_SEQUENCE_END_EVENT:
+  case YAML_MAPPING_END_EVENT:
+    rc = on_end(b, line);
+    break;
+  case YAML_DOCUMENT_END_EVENT:
+  case YAML_STREAM_END_EVENT:
+    *done = 1;
+    /* Without "...", anything after the top-level value is an error, not a
+     * second document (that needs "---"). */
+    if (ev->type == YAML_DOCUMENT_END_EVENT && ev->data.document_end.implicit) {
+      yaml_event_t next;
+      if (!yaml_parser_parse(yp, &next)) {
+        yaml_mark_t pm = yp->problem_mark;
+        int col = indent_of(p, pm);
+        if (strstr(yp->problem ? yp->problem : "", "document start") &&
+            b->root && b->root->kind != ZLB_YAML_SCALAR && col < b->root_col)
+          return fail(p, line_of(pm), "bad indentation: indented %d, but the "
+                      "document's top level is indented %d", col, b->root_col);
+        return describe(b, yp);
+      }
+      yaml_event_delete(&next);
+    }
+    break;
+  default:
+    break;
+  }
+  p->last_line = line;
+  return rc;
+}
+
+/* Inputs libyaml would read differently from the promise in yaml.h: a NUL
+ * byte, and a document that opens with "..." (an empty first document). */
+static int prescan(parser_t *p, int *empty) {
+  const char *s = p->text, *end = p->text + p->len, *nul;
+  *empty = 0;
+  if ((nul = memchr(s, '\0', p->len)) != NULL) {
+    int line = 1;
+    for (; s < nul; s++)
+      line += *s == '\n';
+    return fail(p, line, "NUL byte in the input (not a text file?)");
+  }
+  while (s < end) { /* blank and comment lines */
+    const char *t = s;
+    while (t < end && (*t == ' ' || *t == '\t'))
+      t++;
+    if (t < end && *t != '#' && *t != '\n' && *t != '\r')
+      break;
+    while (t < end && *t != '\n')
+      t++;
+    s = t < end ? t + 1 : t;
+  }
+  if (end - s >= 3 && !memcmp(s, "...", 3) &&
+      (end - s == 3 || strchr(" \t\r\n", s[3])))
+    *empty = 1;
+  return 0;
 }
 
 int zlb_yaml_parse(const char *text, size_t len, const char *filename,
                    zlb_yaml_doc_t *doc, zlb_error_t *err) {
   parser_t p;
-  zlb_yaml_node_t *root = NULL;
-  char *buf = NULL;
-  const char *nul;
-  size_t n = 0;
-  int rc = 0, col, root_col;
+  builder_t *b = NULL;
+  yaml_parser_t yp;
+  yaml_event_t ev;
+  int rc = 0, done = 0, empty = 0, have_yp = 0;
 
   memset(&p, 0, sizeof(p));
-  zlb_strbuf_init(&p.sb);
   doc->root = NULL;
   doc->arena = NULL;
   zlb_strlcpy(doc->filename, filename ? filename : "<yaml>",
               sizeof(doc->filename));
+  p.text = text ? text : "";
+  p.len = text ? len : 0;
+  /* libyaml told the encoding keeps a byte order mark as a character of
+   * line 1 (shifting its columns): drop it here */
+  if (p.len >= 3 && !memcmp(p.text, "\xef\xbb\xbf", 3)) {
+    p.text += 3;
+    p.len -= 3;
+  }
   p.fname = filename ? filename : "<yaml>";
   p.err = err;
-  p.flow_parent = -1;
+  p.last_line = 1;
   p.arena = zlb_xcalloc(1, sizeof(*p.arena));
-  buf = copy_input(text ? text : "", text ? len : 0, &n);
-  p.buf = p.cur = p.ls = buf;
-  p.end = buf + n;
-  p.line = 1;
-  p.at_start = 1;
+  b = zlb_xcalloc(1, sizeof(*b));
+  b->p = &p;
 
-  if ((nul = memchr(buf, '\0', n)) != NULL) {
-    const char *s;
-    for (s = buf; s < nul; s++)
-      p.line += *s == '\n';
-    rc = fail(&p, p.line, "NUL byte in the input (not a text file?)");
-    goto out;
+  if ((rc = prescan(&p, &empty)) || empty)
+    goto finish;
+  if (!yaml_parser_initialize(&yp)) {
+    rc = zlb_error_set(err, ZLB_ENOMEM, "%s: out of memory", p.fname);
+    goto finish;
   }
-  if ((rc = begin_line(&p)) || (rc = next_content(&p, &col)))
-    goto out;
-  p.at_start = 0;
-  if (col < 0) {
-    root = null_node(&p, 1);
+  have_yp = 1;
+  yaml_parser_set_input_string(&yp, (const unsigned char *)p.text, p.len);
+  yaml_parser_set_encoding(&yp, YAML_UTF8_ENCODING);
+  while (!done) {
+    if (!yaml_parser_parse(&yp, &ev)) {
+      rc = describe(b, &yp);
+      break;
+    }
+    rc = on_event(b, &yp, &ev, &done);
+    yaml_event_delete(&ev);
+    if (rc)
+      break;
+  }
+finish:
+  if (!rc) {
+    if (!b->root) {
+      b->root = new_node(&p, ZLB_YAML_NULL, 1);
+      b->root->scalar = "";
+    }
+    doc->root = b->root;
+    doc->arena = p.arena;
+    p.arena = NULL;
   } else {
-    if (*p.cur == '%' && p.cur == p.ls) {
-      rc = fail(&p, p.line, "directives ('%%') are not supported");
-      goto out;
-    }
-    root_col = col;
-    if ((rc = parse_value(&p, -1, CTX_ROOT, p.line, &root)) ||
-        (rc = next_content(&p, &col)))
-      goto out;
-    if (col >= 0 && col < root_col) {
-      rc = fail(&p, p.line,
-                "bad indentation: indented %d, but the document's top level "
-                "is indented %d",
-                col, root_col);
-      goto out;
-    }
-    if (col >= 0) {
-      rc = fail(&p, p.line,
-                "unexpected content after the document's top-level value");
-      goto out;
-    }
-  }
-  doc->root = root;
-  doc->arena = p.arena;
-  p.arena = NULL;
-out:
-  if (rc)
     doc->filename[0] = '\0';
+  }
+  if (have_yp)
+    yaml_parser_delete(&yp);
+  free(b);
   arena_free(p.arena);
-  zlb_strbuf_release(&p.sb);
-  free(buf);
   return rc;
 }
 
@@ -1464,6 +924,16 @@ void zlb_yaml_doc_release(zlb_yaml_doc_t *doc) {
 }
 
 /* ---- accessors --------------------------------------------------------- */
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
 
 static long map_index(const zlb_yaml_node_t *map, const char *key) {
   size_t i;
