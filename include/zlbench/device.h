@@ -21,7 +21,7 @@ extern "C" {
 #define ZLB_CAP_L2_FLUSH 0x10u   /* a device cache worth flushing between samples */
 #define ZLB_CAP_TRACE 0x20u      /* kernel activity tracing (CUPTI on CUDA) */
 
-/* What a failed capture attempt means (DESIGN.md section 4). */
+/* What a failed capture attempt means (docs/timing.md, "Fallback and verdicts"). */
 typedef enum zlb_verdict {
   ZLB_VERDICT_NONE = 0,  /* not a failure / unknown code */
   ZLB_VERDICT_REFUSED,   /* not capturable: fall back to direct timing */

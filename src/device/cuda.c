@@ -1,8 +1,8 @@
 /* The CUDA backend over the driver API, loaded at run time from
  * libcuda.so.1 (never the toolkit stub): the binary builds and starts on a
  * machine without a driver. Types are declared here by hand and bound to
- * the exact versioned symbols whose signatures they match
- * (reference/vendor-apis.md 1.1-1.4). The primary context is used, so CUDA
+ * the exact versioned symbols whose signatures they match (the _v2/_v3
+ * names cuda.h maps the plain names to). The primary context is used, so CUDA
  * runtime code in operator libraries shares it. */
 #include <dlfcn.h>
 #include <pthread.h>
