@@ -51,6 +51,8 @@ stage_build() {
 
 stage_tests() {
   local t0=$SECONDS
+  # -j 4 is for the CPU tests: every gpu-labelled test holds one RESOURCE_LOCK
+  # (tests/CMakeLists.txt), so the GPU tests run one at a time on the device.
   (cd "$BUILD" && ZLB_GPU_LOG_DIR="$LOGS/gpu-tests" timeout "${TESTS_LIMIT:-300}" \
     ctest --output-on-failure -j 4 ${CTEST_ARGS:-} >"$LOGS/ctest.log" 2>&1)
   local rc=$?

@@ -128,7 +128,7 @@ double zlb_now_s(void);
 void zlb_iso8601_now(char *buf, size_t len);
 /** Local timestamp for folder names ("20261130-091600"). */
 void zlb_timestamp_compact(char *buf, size_t len);
-/** Sleep for `ms` milliseconds (restarts on EINTR unless `interruptible`). */
+/** Sleep for `ms` milliseconds; a signal does not cut it short (EINTR restarts it). */
 void zlb_sleep_ms(double ms);
 
 /* ---- hashing ---------------------------------------------------------- */

@@ -1,5 +1,5 @@
-/* Batch layer: many operators in many child processes (DESIGN.md section
- * 7). The parent never initialises a GPU runtime: device counts and the
+/* Batch layer: many operators in many child processes (docs/batch.md).
+ * The parent never initialises a GPU runtime: device counts and the
  * registered operators come from `zlbench` children, and every operator
  * runs as `zlbench run` in its own process group. */
 #ifndef ZLBENCH_BATCH_H

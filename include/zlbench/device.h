@@ -22,7 +22,7 @@ extern "C" {
 #define ZLB_CAP_TRACE 0x20u      /* kernel activity tracing (CUPTI on CUDA) */
 #define ZLB_CAP_HOST_MEMORY 0x40u /* device pointers are host pointers: outputs are read in place */
 
-/* What a failed capture attempt means (DESIGN.md section 4). */
+/* What a failed capture attempt means (docs/timing.md, "Fallback and verdicts"). */
 typedef enum zlb_verdict {
   ZLB_VERDICT_NONE = 0,  /* not a failure / unknown code */
   ZLB_VERDICT_REFUSED,   /* not capturable: fall back to direct timing */

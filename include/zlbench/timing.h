@@ -1,6 +1,6 @@
 /* Timing engine: statistics, the direct timer (Triton's do_bench method),
  * repeat-over-calls, the graph timer, and per-shape fallback with failure
- * classification (DESIGN.md section 4). */
+ * classification (docs/timing.md). */
 #ifndef ZLBENCH_TIMING_H
 #define ZLBENCH_TIMING_H
 
@@ -89,7 +89,7 @@ typedef struct zlb_timing_opts {
 void zlb_timing_opts_default(zlb_timing_opts_t *o);
 
 typedef struct zlb_measurement {
-  zlb_timer_kind_t timer;   /* GRAPH or DIRECT: what produced the value */
+  zlb_timer_kind_t timer;   /* DIRECT, GRAPH or CUPTI: what produced the value */
   double value_ms;          /* per the return mode; median over calls when repeated */
   int nquantiles;
   double quantiles[ZLB_MAX_QUANTILES];

@@ -1,8 +1,8 @@
 /* The CUDA backend over the driver API, loaded at run time from
  * libcuda.so.1 (never the toolkit stub): the binary builds and starts on a
  * machine without a driver. Types are declared here by hand and bound to
- * the exact versioned symbols whose signatures they match
- * (reference/vendor-apis.md 1.1-1.4). The primary context is used, so CUDA
+ * the exact versioned symbols whose signatures they match (the _v2/_v3
+ * names cuda.h maps the plain names to). The primary context is used, so CUDA
  * runtime code in operator libraries shares it. */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -31,6 +31,9 @@ enum {
   CUDA_ERROR_NO_DEVICE = 100,
   CU_STREAM_NON_BLOCKING = 1,
   CU_EVENT_DEFAULT = 0,
+  CU_EVENT_DISABLE_TIMING = 2,
+  /* cuStreamEndCapture returns no graph when the capture was invalidated */
+  CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
   CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
@@ -40,6 +43,12 @@ enum {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
 };
+
+/* cuMemAlloc refuses 0 bytes; an empty tensor still gets a valid pointer. */
+#define MIN_ALLOC_BYTES 256
+/* The health probe's allocation and fill byte (any non-zero pattern). */
+#define PROBE_BYTES 4096
+#define PROBE_FILL 0x5a
 
 /* Every entry point: name in the table, exported symbol, signature. */
 #define CUDA_SYMBOLS(X)                                                          \
@@ -275,7 +284,7 @@ static int cuda_stream_wait(zlb_backend_t *b, zlb_stream_t waiter, zlb_stream_t 
   CUevent e;
   CUresult r;
   (void)b;
-  CU("cuEventCreate", api.event_create(&e, 2 /* CU_EVENT_DISABLE_TIMING */));
+  CU("cuEventCreate", api.event_create(&e, CU_EVENT_DISABLE_TIMING));
   r = api.event_record(e, (CUstream)waitee);
   if (r == CUDA_SUCCESS)
     r = api.stream_wait_event((CUstream)waiter, e, 0);
@@ -327,7 +336,7 @@ static int cuda_event_elapsed(zlb_backend_t *b, zlb_event_t start, zlb_event_t e
 static int cuda_mem_alloc(zlb_backend_t *b, size_t bytes, void **ptr, zlb_error_t *err) {
   CUdeviceptr p;
   (void)b;
-  CU("cuMemAlloc", api.mem_alloc(&p, bytes ? bytes : 256));
+  CU("cuMemAlloc", api.mem_alloc(&p, bytes ? bytes : MIN_ALLOC_BYTES));
   *ptr = (void *)(uintptr_t)p;
   return 0;
 }
@@ -416,7 +425,7 @@ static int cuda_capture_end(zlb_backend_t *b, zlb_stream_t s, zlb_graph_t *g,
   if (r != CUDA_SUCCESS)
     return fail(err, "cuStreamEndCapture", r);
   if (!cg)
-    return fail(err, "cuStreamEndCapture", 901 /* invalidated: NULL graph */);
+    return fail(err, "cuStreamEndCapture", CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
   return 0;
 }
 
@@ -459,8 +468,8 @@ static int cuda_health_probe(zlb_backend_t *b, zlb_error_t *err) {
   CUresult r;
   (void)b;
   CU("cuCtxSynchronize", api.ctx_sync());
-  CU("cuMemAlloc", api.mem_alloc(&p, 4096));
-  r = api.memset_async(p, 0x5a, 4096, NULL);
+  CU("cuMemAlloc", api.mem_alloc(&p, PROBE_BYTES));
+  r = api.memset_async(p, PROBE_FILL, PROBE_BYTES, NULL);
   if (r == CUDA_SUCCESS)
     r = api.ctx_sync();
   api.mem_free(p);
@@ -520,7 +529,8 @@ static const char *const cuda_aliases[] = {"nvidia", "gpu", NULL};
  * device faults are sticky: the process must restart (cuda.h). */
 static const zlb_classify_entry_t cuda_classify[] = {
     {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", ZLB_VERDICT_REFUSED},
-    {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", ZLB_VERDICT_REFUSED},
+    {CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
+     ZLB_VERDICT_REFUSED},
     {902, "CUDA_ERROR_STREAM_CAPTURE_MERGE", ZLB_VERDICT_REFUSED},
     {903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", ZLB_VERDICT_REFUSED},
     {904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED", ZLB_VERDICT_REFUSED},

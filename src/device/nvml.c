@@ -1,6 +1,7 @@
 /* Clocks, temperature, power and clock-event (throttle) reasons through
  * NVML (libnvidia-ml.so.1, dlopen), matched to the CUDA device by UUID:
- * NVML's index order is not CUDA's (reference/vendor-apis.md 1.5). */
+ * NVML numbers devices in PCI order, CUDA by default fastest first
+ * (docs/timing.md, "Clocks"). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Registry entries for MUSA, ROCm and Ascend: runtime libraries, visibility
- * keys, capabilities and error classification (reference/vendor-apis.md).
+ * keys, capabilities and error classification (docs/architecture.md, device layer).
  * Their runtime implementations come later; selecting one on a machine
  * without its runtime names the libraries looked for. */
 #include <stddef.h>
@@ -55,8 +55,9 @@ const zlb_backend_desc_t zlb__backend_musa = {
 static const char *const rocm_aliases[] = {"amd", "hip", NULL};
 static const char *const rocm_sonames[] = {"libamdhip64.so.7", "libamdhip64.so.6",
                                            "libamdhip64.so", NULL};
-/* HIP "ROCR_VISIBLE_DEVICES" masks at the lower layer; set only one layer
- * (reference/vendor-apis.md 2.4): the HIP key, which HIP programs honour. */
+/* ROCR_VISIBLE_DEVICES masks at the lower (ROCr) layer and HIP_VISIBLE_DEVICES
+ * then indexes what is left: setting both would mask twice. Set only the
+ * HIP key, which HIP programs honour. */
 static const zlb_classify_entry_t rocm_classify[] = {
     {900, "hipErrorStreamCaptureUnsupported", ZLB_VERDICT_REFUSED},
     {901, "hipErrorStreamCaptureInvalidated", ZLB_VERDICT_REFUSED},

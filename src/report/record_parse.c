@@ -1,5 +1,5 @@
 /* FlagGems `--record log` lines: `[INFO] {json}` with asdict(BenchmarkResult)
- * (reference/timing-anchors.md section 3.8) -> one summary row per result. */
+ * (docs/formats.md, summary.csv) -> one summary row per result. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

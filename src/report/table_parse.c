@@ -1,7 +1,6 @@
 /* One log's text -> summary rows: our run.log tables, FlagGems' printed
  * tables (current and legacy), and its `--record log` lines. The rules a
- * parser relies on are in docs/formats.md; FlagGems' exact layout is in
- * reference/timing-anchors.md sections 3.7 and 3.8. */
+ * parser relies on, FlagGems' layouts included, are in docs/formats.md. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,14 +1,30 @@
 /* The device's measured ceilings for the roofline: bandwidth from a large
  * device-to-device copy (bytes read plus bytes written), and FLOP/s per
  * dtype from the `mm` operator's baseline (the vendor GEMM) on a large
- * square problem. Measured once per device and cached by UUID
- * (docs/roofline.md). */
+ * square problem. Measured once per device and cached by UUID; a cache
+ * holds only what was measured and is completed by a later run that can
+ * measure the rest (docs/roofline.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "run_int.h"
+
+/* Without a FLOP ceiling the ridge point (peak FLOP/s over peak bytes/s)
+ * is unknown. A case below this many FLOP per byte is memory-bound on every
+ * device measured so far (the lowest ridge: H200 float32, 33 TFLOP/s over
+ * 4222 GB/s = 7.8), so the bandwidth floor is its roofline floor. Above it
+ * the case may be FLOP-bound, and a bandwidth-based % would understate it
+ * by orders of magnitude (mm float16 8192^3: 1.4 % instead of 20 %). */
+#define MEMBOUND_INTENSITY 4.0
+
+/* The peak GEMM's problem: 8192^3 keeps every vendor GEMM at its best
+ * tile shapes and runs long enough (~1 ms on an H200) to time directly. */
+#define GEMM_N 8192
+/* Random input data is uploaded from a tile of this size, repeated. */
+#define FILL_TILE ((size_t)16 << 20)
+#define BW_COPIES 6        /* the first one warms up and is not counted */
 
 static void cache_path(const zlb_backend_t *b, zlb_strbuf_t *out) {
   const char *dir = getenv("ZL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
@@ -27,75 +43,139 @@ static void cache_path(const zlb_backend_t *b, zlb_strbuf_t *out) {
   zlb_strbuf_addf(out, "/peaks-%s-%s.json", b->desc->name, key);
 }
 
-static int load_cache(const char *path, const zlb_backend_t *b, zlb__peaks_t *p) {
+/* A ceiling read from the cache: absent or null means not measured; any
+ * other value must be a positive finite number. */
+static int cached_ceiling(const zlb_json_t *v, const char *key, double *out, zlb_error_t *err) {
+  *out = NAN;
+  if (!v || v->kind == ZLB_JSON_NULL)
+    return 0;
+  if (v->kind != ZLB_JSON_NUMBER || !isfinite(v->number) || !(v->number > 0))
+    return zlb_error_set(err, ZLB_EPARSE, "%s is not a positive number", key);
+  *out = v->number;
+  return 0;
+}
+
+static int cached_string(const zlb_json_t *j, const char *key, const char *want,
+                         zlb_error_t *err) {
+  const zlb_json_t *v = zlb_json_get(j, key);
+  if (!v || v->kind != ZLB_JSON_STRING)
+    return zlb_error_set(err, ZLB_EPARSE, "\"%s\" is missing or not a string", key);
+  if (want && strcmp(v->string, want))
+    return zlb_error_set(err, ZLB_EPARSE, "it is for %s '%s', not '%s'", key, v->string,
+                         want);
+  return 0;
+}
+
+/* Read and validate the cache. ZLB_ENOTFOUND when there is none; any other
+ * error means the file exists and is not to be trusted. `p` is changed only
+ * on success. */
+static int load_cache(const char *path, const char *backend, const zlb_device_info_t *info,
+                      zlb__peaks_t *p, zlb_error_t *err) {
   char *text = NULL;
+  size_t len = 0;
   zlb_json_t *j = NULL;
-  int ok = 0;
-  if (zlb_read_file(path, &text, NULL, NULL) ||
-      zlb_json_parse(text, strlen(text), path, &j, NULL))
+  zlb__peaks_t got = *p;
+  const zlb_json_t *t;
+  int rc;
+  if ((rc = zlb_read_file(path, &text, &len, err)))
     goto out;
-  /* The cache belongs to one device: a different uuid means re-measure. */
-  if (strcmp(zlb_json_get_string(j, "uuid", ""), b->info.uuid) ||
-      strcmp(zlb_json_get_string(j, "name", ""), b->info.name))
+  if ((rc = zlb_json_parse(text, len, path, &j, err)))
     goto out;
-  p->gbps = zlb_json_get_number(j, "bandwidth_gbps", NAN);
-  {
-    const zlb_json_t *t = zlb_json_get(j, "tflops");
-    for (int d = 0; d < ZLB_DT_COUNT; d++)
-      p->tflops[d] = zlb_json_get_number(t, zlb_dtype_name((zlb_dtype_t)d), NAN);
+  if (j->kind != ZLB_JSON_OBJECT) {
+    rc = zlb_error_set(err, ZLB_EPARSE, "not a json object");
+    goto out;
   }
-  zlb_strlcpy(p->measured, zlb_json_get_string(j, "measured", ""), sizeof(p->measured));
-  ok = 1;
+  /* The cache belongs to one device: another one's ceilings are wrong here. */
+  if ((rc = cached_string(j, "backend", backend, err)) ||
+      (rc = cached_string(j, "name", info->name, err)) ||
+      (rc = cached_string(j, "uuid", info->uuid, err)) ||
+      (rc = cached_string(j, "measured", NULL, err)) ||
+      (rc = cached_ceiling(zlb_json_get(j, "bandwidth_gbps"), "bandwidth_gbps", &got.gbps,
+                           err)))
+    goto out;
+  for (int d = 0; d < ZLB_DT_COUNT; d++)
+    got.tflops[d] = NAN;
+  if ((t = zlb_json_get(j, "tflops")) && t->kind != ZLB_JSON_NULL) {
+    if (t->kind != ZLB_JSON_OBJECT) {
+      rc = zlb_error_set(err, ZLB_EPARSE, "\"tflops\" is not an object");
+      goto out;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+      zlb_dtype_t d;
+      if (zlb_dtype_parse(t->keys[i], &d) || !zlb_dtype_is_float(d) ||
+          strcmp(t->keys[i], zlb_dtype_name(d))) {
+        rc = zlb_error_set(err, ZLB_EPARSE, "tflops has an unknown dtype '%s'", t->keys[i]);
+        goto out;
+      }
+      if ((rc = cached_ceiling(t->items[i], t->keys[i], &got.tflops[d], err)))
+        goto out;
+    }
+  }
+  zlb_strlcpy(got.measured, zlb_json_get_string(j, "measured", ""), sizeof(got.measured));
+  *p = got;
 out:
   zlb_json_free(j);
   free(text);
-  return ok;
+  return rc;
 }
 
-static void save_cache(const char *path, const zlb_backend_t *b, const zlb__peaks_t *p) {
+/* Only measured ceilings are written: a missing one is left out, so a
+ * later run sees it missing and measures it. */
+static int save_cache(const char *path, const char *backend, const zlb_device_info_t *info,
+                      const zlb__peaks_t *p, zlb_error_t *err) {
   zlb_jw_t jw;
   char dir[1024];
   char *slash;
+  int rc = 0;
   zlb_jw_init(&jw, 1);
   zlb_jw_object_begin(&jw);
-  zlb_jw_key_string(&jw, "backend", b->desc->name);
-  zlb_jw_key_string(&jw, "name", b->info.name);
-  zlb_jw_key_string(&jw, "uuid", b->info.uuid);
+  zlb_jw_key_string(&jw, "backend", backend);
+  zlb_jw_key_string(&jw, "name", info->name);
+  zlb_jw_key_string(&jw, "uuid", info->uuid);
   zlb_jw_key_string(&jw, "measured", p->measured);
-  zlb_jw_key_double(&jw, "bandwidth_gbps", p->gbps);
+  if (p->gbps > 0)
+    zlb_jw_key_double(&jw, "bandwidth_gbps", p->gbps);
   zlb_jw_key_object(&jw, "tflops");
   for (int d = 0; d < ZLB_DT_COUNT; d++)
-    if (!isnan(p->tflops[d]))
+    if (p->tflops[d] > 0)
       zlb_jw_key_double(&jw, zlb_dtype_name((zlb_dtype_t)d), p->tflops[d]);
   zlb_jw_object_end(&jw);
   zlb_jw_object_end(&jw);
-  zlb_strlcpy(dir, path, sizeof(dir));
-  if ((slash = strrchr(dir, '/'))) {
-    *slash = '\0';
-    zlb_mkdirs(dir, NULL);
+  zlb_strbuf_addch(&jw.out, '\n');
+  if (zlb_strlcpy(dir, path, sizeof(dir)) >= sizeof(dir)) {
+    rc = zlb_error_set(err, ZLB_EINVAL, "cache path '%s' is too long", path);
+    goto out;
   }
-  /* A cache that cannot be written only costs a re-measurement. */
-  zlb_write_file_atomic(path, jw.out.buf, jw.out.len, NULL);
+  if ((slash = strrchr(dir, '/')) && slash != dir) {
+    *slash = '\0';
+    if ((rc = zlb_mkdirs(dir, err)))
+      goto out;
+  }
+  rc = zlb_write_file_atomic(path, jw.out.buf, jw.out.len, err);
+out:
   zlb_jw_release(&jw);
+  return rc;
 }
 
 /* Best of several large copies: bytes read + written over the time. */
-static double copy_bandwidth(zlb__run_t *r) {
+static double copy_bandwidth(zlb__run_t *r, char *why, size_t len) {
   zlb_backend_t *b = r->b;
   size_t bytes = strcmp(b->desc->name, "host") ? (size_t)1 << 30 : (size_t)256 << 20;
   void *src = NULL, *dst = NULL;
   zlb_event_t e0 = NULL, e1 = NULL;
   zlb_error_t err = ZLB_ERROR_INIT;
   double best = NAN, ms;
-  if (!b->v->memcpy_dtod)
+  if (!b->v->memcpy_dtod) {
+    snprintf(why, len, "backend '%s' has no device-to-device copy", b->desc->name);
     return NAN;
+  }
   if (b->info.mem_bytes && bytes * 4 > b->info.mem_bytes)
     bytes = b->info.mem_bytes / 8;
   if (b->v->mem_alloc(b, bytes, &src, &err) || b->v->mem_alloc(b, bytes, &dst, &err) ||
       b->v->memset_async(b, src, 1, bytes, r->stream, &err) ||
       b->v->event_create(b, &e0, &err) || b->v->event_create(b, &e1, &err))
     goto out;
-  for (int i = 0; i < 6; i++) {
+  for (int i = 0; i < BW_COPIES; i++) {
     if (b->v->event_record(b, e0, r->stream, &err) ||
         b->v->memcpy_dtod(b, dst, src, bytes, r->stream, &err) ||
         b->v->event_record(b, e1, r->stream, &err) ||
@@ -105,6 +185,8 @@ static double copy_bandwidth(zlb__run_t *r) {
       best = 2.0 * (double)bytes / (ms * 1e6); /* GB/s */
   }
 out:
+  if (err.code)
+    snprintf(why, len, "the bandwidth copy failed: %s", err.msg);
   if (e0)
     b->v->event_destroy(b, e0);
   if (e1)
@@ -113,14 +195,15 @@ out:
     b->v->mem_free(b, src);
   if (dst)
     b->v->mem_free(b, dst);
-  return best;
+  return err.code ? NAN : best;
 }
 
-/* Random data, 16 MiB of it repeated over the tensor: a GEMM on zeros or
- * constants runs faster than on real data (device/METHOD.md), and filling
- * 8192^2 elements element by element on the host would take seconds. */
+/* Random data, one tile of it repeated over the tensor: a GEMM on zeros or
+ * constants runs faster than on real data (the multipliers toggle fewer
+ * bits and draw less power), and filling 8192^2 elements element by
+ * element on the host would take seconds. */
 static int fill_tiled(zlb__run_t *r, const zlb_tensor_t *t, zlb_error_t *err) {
-  size_t total = (size_t)t->numel * zlb_dtype_size(t->dtype), tile = (size_t)16 << 20, off;
+  size_t total = (size_t)t->numel * zlb_dtype_size(t->dtype), tile = FILL_TILE, off;
   zlb_tensor_t part = *t;
   void *host;
   int rc = 0;
@@ -147,11 +230,21 @@ struct gemm_ctx {
 static int gemm_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
   struct gemm_ctx *g = ctx;
   int rc = g->r->ops_mm->baseline.enqueue(&g->r->env, g->c, ZLB_BASELINE, (void *)s);
-  return rc ? zlb_error_set(err, ZLB_EOP, "peak gemm failed (%d)", rc) : 0;
+  return rc ? zlb_error_set(err, ZLB_EOP, "peak gemm failed (%d): %s", rc, g->r->errbuf) : 0;
 }
 
-/* TFLOP/s of the vendor GEMM (the `mm` operator's baseline), 8192^3. */
-static double gemm_tflops(zlb__run_t *r, zlb_dtype_t dt) {
+static int alloc_tensor(zlb__run_t *r, zlb_tensor_t *t, int fill, zlb_error_t *err) {
+  t->numel = 1;
+  for (int k = 0; k < t->ndim; k++)
+    t->numel *= t->dims[k];
+  if (r->b->v->mem_alloc(r->b, (size_t)t->numel * zlb_dtype_size(t->dtype), &t->data, err))
+    return err->code;
+  return fill ? fill_tiled(r, t, err) : 0;
+}
+
+/* TFLOP/s of the vendor GEMM (the `mm` operator's baseline), GEMM_N^3;
+ * NAN with the reason in `why` when any step fails. */
+static double gemm_tflops(zlb__run_t *r, zlb_dtype_t dt, char *why, size_t len) {
   const zlb_op_t *mm = r->ops_mm;
   zlb_case_t c;
   zlb_error_t err = ZLB_ERROR_INIT;
@@ -165,37 +258,41 @@ static double gemm_tflops(zlb__run_t *r, zlb_dtype_t dt) {
   memset(&m, 0, sizeof(m));
   c.dtype = dt;
   c.shape.ndim = 3;
-  c.shape.dims[0] = c.shape.dims[1] = c.shape.dims[2] = 8192;
-  if (mm->case_init(&r->env, &c))
+  c.shape.dims[0] = c.shape.dims[1] = c.shape.dims[2] = GEMM_N;
+  r->errbuf[0] = '\0';
+  if (mm->case_init(&r->env, &c)) {
+    snprintf(why, len, "mm case_init failed: %s", r->errbuf);
     goto out;
+  }
   inited = 1;
-  for (int i = 0; i < c.n_in; i++) {
-    c.in[i].numel = 1;
-    for (int k = 0; k < c.in[i].ndim; k++)
-      c.in[i].numel *= c.in[i].dims[k];
-    if (r->b->v->mem_alloc(r->b, (size_t)c.in[i].numel * zlb_dtype_size(c.in[i].dtype),
-                           &c.in[i].data, &err) ||
-        fill_tiled(r, &c.in[i], &err))
+  for (int i = 0; i < c.n_in; i++)
+    if (alloc_tensor(r, &c.in[i], 1, &err)) {
+      snprintf(why, len, "peak gemm input: %s", err.msg);
       goto out;
-  }
-  for (int k = 0; k < c.n_out; k++) {
-    c.out[0][k].numel = 1;
-    for (int d = 0; d < c.out[0][k].ndim; d++)
-      c.out[0][k].numel *= c.out[0][k].dims[d];
-    if (r->b->v->mem_alloc(r->b, (size_t)c.out[0][k].numel * zlb_dtype_size(c.out[0][k].dtype),
-                           &c.out[0][k].data, &err))
+    }
+  for (int k = 0; k < c.n_out; k++)
+    if (alloc_tensor(r, &c.out[0][k], 0, &err)) {
+      snprintf(why, len, "peak gemm output: %s", err.msg);
       goto out;
-  }
-  if (mm->baseline.prepare && mm->baseline.prepare(&r->env, &c, ZLB_BASELINE))
+    }
+  if (mm->baseline.prepare && mm->baseline.prepare(&r->env, &c, ZLB_BASELINE)) {
+    snprintf(why, len, "mm baseline prepare failed: %s", r->errbuf);
     goto out;
+  }
   prepared = 1;
   zlb_timing_opts_default(&o);
   o.warmup_ms = 20;
   o.rep_ms = 60;
   o.return_mode = ZLB_RET_MIN;
-  if (zlb_time_direct(r->b, r->stream, &l, &o, NULL, &m, &err) == 0 && m.value_ms > 0 &&
-      c.flops > 0)
-    t = c.flops / (m.value_ms * 1e-3) / 1e12;
+  if (zlb_time_direct(r->b, r->stream, &l, &o, NULL, &m, &err)) {
+    snprintf(why, len, "%s", err.msg);
+    goto out;
+  }
+  if (!(m.value_ms > 0) || !(c.flops > 0)) {
+    snprintf(why, len, "the peak gemm gave no time or no flop count");
+    goto out;
+  }
+  t = c.flops / (m.value_ms * 1e-3) / 1e12;
 out:
   zlb_measurement_release(&m);
   if (prepared && mm->baseline.release)
@@ -211,51 +308,175 @@ out:
   return t;
 }
 
-void zlb__peaks_resolve(zlb__run_t *r) {
-  zlb_strbuf_t path = ZLB_STRBUF_INIT;
-  zlb__peaks_t *p = &r->peaks;
-  const zlb_op_entry_t *mm;
+void zlb__peaks_resolve_with(zlb__peaks_t *p, const char *cache_path, const char *backend,
+                             const zlb_device_info_t *info, const zlb__peaks_probe_t *probe) {
+  zlb_error_t err = ZLB_ERROR_INIT;
+  int from_cache = 0, measured = 0;
+  uint32_t gemm_mask;
+  char why[256] = "";
+  memset(p, 0, sizeof(*p));
   p->gbps = NAN;
   for (int d = 0; d < ZLB_DT_COUNT; d++)
     p->tflops[d] = NAN;
-  if (getenv("ZL_NO_PEAKS"))
-    return;
-  cache_path(r->b, &path);
-  if (path.len && load_cache(path.buf, r->b, p)) {
-    zlb_strlcpy(p->source, path.buf, sizeof(p->source));
-    goto out;
+  if (cache_path && *cache_path) {
+    if (load_cache(cache_path, backend, info, p, &err) == 0)
+      from_cache = 1;
+    else if (err.code != ZLB_ENOTFOUND)
+      snprintf(p->cache_note, sizeof(p->cache_note),
+               "cache %s rejected (%s): re-measured; delete it if this repeats", cache_path,
+               err.msg);
   }
-  p->gbps = copy_bandwidth(r);
-  mm = zlb_ops_find(&r->ops, "mm", r->b->desc->name);
+  if (!(p->gbps > 0)) {
+    p->gbps = probe->bandwidth(probe->ctx, p->gbps_why, sizeof(p->gbps_why));
+    if (p->gbps > 0)
+      measured = 1;
+    else if (!p->gbps_why[0])
+      zlb_strlcpy(p->gbps_why, "the copy gave no time", sizeof(p->gbps_why));
+  }
+  gemm_mask = probe->gemm_dtypes(probe->ctx, why, sizeof(why));
+  for (int d = 0; d < ZLB_DT_COUNT; d++) {
+    if (p->tflops[d] > 0 || !zlb_dtype_is_float((zlb_dtype_t)d))
+      continue;
+    if (!(gemm_mask & ZLB_DT_BIT(d))) {
+      zlb_strlcpy(p->gemm_why[d], why[0] ? why : "the gemm does not support this dtype",
+                  sizeof(p->gemm_why[d]));
+      continue;
+    }
+    p->tflops[d] = probe->gemm(probe->ctx, (zlb_dtype_t)d, p->gemm_why[d],
+                               sizeof(p->gemm_why[d]));
+    if (p->tflops[d] > 0)
+      measured = 1;
+    else if (!p->gemm_why[d][0])
+      zlb_strlcpy(p->gemm_why[d], "the peak gemm gave no time", sizeof(p->gemm_why[d]));
+  }
+  if (measured)
+    zlb_iso8601_now(p->measured, sizeof(p->measured));
+  if (from_cache)
+    snprintf(p->source, sizeof(p->source), "%s%s", cache_path,
+             measured ? " (completed now)" : "");
+  else
+    zlb_strlcpy(p->source, "measured now", sizeof(p->source));
+  /* Write only when there is something new: a partial cache is completed
+   * by the run that can measure what it lacks, and kept as it is until then. */
+  if (measured && cache_path && *cache_path) {
+    zlb_error_clear(&err);
+    if (save_cache(cache_path, backend, info, p, &err)) {
+      size_t n = strlen(p->cache_note);
+      snprintf(p->cache_note + n, sizeof(p->cache_note) - n, "%scache not written (%s)",
+               n ? "; " : "", err.msg);
+    }
+  }
+}
+
+/* The backend's probes. */
+
+static double probe_bandwidth(void *ctx, char *why, size_t len) {
+  return copy_bandwidth(ctx, why, len);
+}
+
+static uint32_t probe_gemm_dtypes(void *ctx, char *why, size_t len) {
+  zlb__run_t *r = ctx;
+  const zlb_op_entry_t *mm = zlb_ops_find(&r->ops, "mm", r->b->desc->name);
+  uint32_t mask = 0;
   /* The host's "vendor GEMM" is a naive loop: no meaningful FLOP ceiling. */
-  if (mm && strcmp(r->b->desc->name, "host")) {
-    r->ops_mm = mm->op;
-    for (int d = 0; d < ZLB_DT_COUNT; d++)
-      if ((mm->op->dtypes & ZLB_DT_BIT(d)) && zlb_dtype_is_float((zlb_dtype_t)d))
-        p->tflops[d] = gemm_tflops(r, (zlb_dtype_t)d);
+  if (!strcmp(r->b->desc->name, "host")) {
+    snprintf(why, len, "the host mm baseline is a naive loop, not a ceiling");
+    return 0;
   }
-  zlb_iso8601_now(p->measured, sizeof(p->measured));
-  zlb_strlcpy(p->source, "measured now", sizeof(p->source));
-  if (path.len)
-    save_cache(path.buf, r->b, p);
-out:
+  if (!mm) {
+    snprintf(why, len,
+             "no 'mm' operator for backend '%s' is loaded (load the corpus library "
+             "that has it, not only --lib)",
+             r->b->desc->name);
+    return 0;
+  }
+  r->ops_mm = mm->op;
+  for (int d = 0; d < ZLB_DT_COUNT; d++)
+    if ((mm->op->dtypes & ZLB_DT_BIT(d)) && zlb_dtype_is_float((zlb_dtype_t)d))
+      mask |= ZLB_DT_BIT(d);
+  if (!mask)
+    snprintf(why, len, "the 'mm' operator supports no float dtype");
+  return mask;
+}
+
+static double probe_gemm(void *ctx, zlb_dtype_t dt, char *why, size_t len) {
+  return gemm_tflops(ctx, dt, why, len);
+}
+
+void zlb__peaks_resolve(zlb__run_t *r) {
+  zlb_strbuf_t path = ZLB_STRBUF_INIT;
+  zlb__peaks_probe_t probe = {r, probe_bandwidth, probe_gemm_dtypes, probe_gemm};
+  if (getenv("ZL_NO_PEAKS")) {
+    memset(&r->peaks, 0, sizeof(r->peaks));
+    r->peaks.gbps = NAN;
+    for (int d = 0; d < ZLB_DT_COUNT; d++) {
+      r->peaks.tflops[d] = NAN;
+      zlb_strlcpy(r->peaks.gemm_why[d], "ZL_NO_PEAKS is set", sizeof(r->peaks.gemm_why[d]));
+    }
+    zlb_strlcpy(r->peaks.gbps_why, "ZL_NO_PEAKS is set", sizeof(r->peaks.gbps_why));
+    return;
+  }
+  cache_path(r->b, &path);
+  zlb__peaks_resolve_with(&r->peaks, path.len ? path.buf : NULL, r->b->desc->name,
+                          &r->b->info, &probe);
   zlb_strbuf_release(&path);
+}
+
+double zlb__peaks_pct_of(const zlb__peaks_t *p, zlb_dtype_t dt, double bytes, double flops,
+                         double ms) {
+  int have_bw = p->gbps > 0, have_fl = (unsigned)dt < ZLB_DT_COUNT && p->tflops[dt] > 0;
+  double t;
+  if (!(ms > 0) || (!(bytes > 0) && !(flops > 0)))
+    return NAN;
+  /* Roofline: the larger of the two floors is what the case could take at
+   * best; % of peak is that floor over the measured time. With one ceiling
+   * missing the floor is known only when the other one is the one that
+   * applies; otherwise N/A, never a number against the wrong ceiling. */
+  if (have_bw && have_fl)
+    t = fmax(bytes > 0 ? bytes / (p->gbps * 1e9) : 0, flops > 0 ? flops / (p->tflops[dt] * 1e12) : 0);
+  else if (have_bw && bytes > 0 && (!(flops > 0) || flops / bytes < MEMBOUND_INTENSITY))
+    t = bytes / (p->gbps * 1e9);
+  else if (have_fl && flops > 0 && !(bytes > 0))
+    t = flops / (p->tflops[dt] * 1e12);
+  else
+    return NAN;
+  return t / (ms * 1e-3) * 100.0;
 }
 
 double zlb__peaks_pct(const zlb__run_t *r, zlb_dtype_t dt, double bytes, double flops,
                       double ms) {
-  const zlb__peaks_t *p = &r->peaks;
-  double t_bw = NAN, t_fl = NAN, t;
-  if (!(ms > 0))
-    return NAN;
-  if (bytes > 0 && p->gbps > 0)
-    t_bw = bytes / (p->gbps * 1e9);
-  if (flops > 0 && p->tflops[dt] > 0)
-    t_fl = flops / (p->tflops[dt] * 1e12);
-  /* Roofline: the larger of the two floors is what the case could take at
-   * best; % of peak is that floor over the measured time. */
-  if (isnan(t_bw) && isnan(t_fl))
-    return NAN;
-  t = isnan(t_bw) ? t_fl : isnan(t_fl) ? t_bw : fmax(t_bw, t_fl);
-  return t / (ms * 1e-3) * 100.0;
+  return zlb__peaks_pct_of(&r->peaks, dt, bytes, flops, ms);
+}
+
+void zlb__peaks_describe(const zlb__peaks_t *p, uint32_t dtypes, zlb_strbuf_t *out) {
+  int any = 0;
+  if (p->gbps > 0)
+    zlb_strbuf_addf(out, "bandwidth %.0f GB/s", p->gbps);
+  else
+    zlb_strbuf_addf(out, "bandwidth missing (%s)", p->gbps_why);
+  for (int d = 0; d < ZLB_DT_COUNT; d++)
+    if (p->tflops[d] > 0)
+      zlb_strbuf_addf(out, "%s %s=%.0f", any++ ? "" : ", TFLOP/s", zlb_dtype_name((zlb_dtype_t)d),
+                      p->tflops[d]);
+  /* A missing GEMM ceiling is named for each dtype of this run it
+   * concerns, with its reason: its FLOP-bound rows show N/A. */
+  uint32_t left = 0;
+  for (int d = 0; d < ZLB_DT_COUNT; d++)
+    if ((dtypes & ZLB_DT_BIT(d)) && zlb_dtype_is_float((zlb_dtype_t)d) && !(p->tflops[d] > 0))
+      left |= ZLB_DT_BIT(d);
+  /* Dtypes missing for the same reason share one clause. */
+  for (int d = 0; d < ZLB_DT_COUNT; d++) {
+    int n = 0;
+    if (!(left & ZLB_DT_BIT(d)))
+      continue;
+    zlb_strbuf_addstr(out, "; gemm ceiling missing for ");
+    for (int e = d; e < ZLB_DT_COUNT; e++)
+      if ((left & ZLB_DT_BIT(e)) && !strcmp(p->gemm_why[e], p->gemm_why[d])) {
+        zlb_strbuf_addf(out, "%s%s", n++ ? "," : "", zlb_dtype_name((zlb_dtype_t)e));
+        left &= ~ZLB_DT_BIT(e);
+      }
+    zlb_strbuf_addf(out, " (%s): %%Peak of FLOP-bound rows is N/A", p->gemm_why[d]);
+  }
+  if (p->cache_note[0])
+    zlb_strbuf_addf(out, "; %s", p->cache_note);
 }

@@ -65,16 +65,12 @@ void zlb__banner_start(zlb__run_t *r) {
             zlb_stop_name(r->timing.stop), r->deny ? "  capture=denied by " : "",
             r->deny ? r->deny_source : "");
   {
-    char bw[32] = "-", fl[96] = "";
-    zlb_strbuf_t f = ZLB_STRBUF_INIT;
-    if (r->peaks.gbps > 0)
-      snprintf(bw, sizeof(bw), "%.0f GB/s", r->peaks.gbps);
-    for (int k = 0; k < ZLB_DT_COUNT; k++)
-      if (r->peaks.tflops[k] > 0)
-        zlb_strbuf_addf(&f, " %s=%.0f", zlb_dtype_name((zlb_dtype_t)k), r->peaks.tflops[k]);
-    zlb_strlcpy(fl, f.buf, sizeof(fl));
-    zlb_strbuf_release(&f);
-    zlb__emit(r, "peaks: bandwidth %s%s%s\n", bw, fl[0] ? ", TFLOP/s" : "", fl);
+    /* The ceilings %Peak is computed against, and each missing one with
+     * the reason, so a row showing N/A says why on the same page. */
+    zlb_strbuf_t pk = ZLB_STRBUF_INIT;
+    zlb__peaks_describe(&r->peaks, r->dtypes, &pk);
+    zlb__emit(r, "peaks: %s\n", pk.buf);
+    zlb_strbuf_release(&pk);
   }
   zlb__emit(r, "started %s\n", r->started);
   zlb__emit(r, "%s%s%s\n", zlb__sty(r, STY_BOLD), RULE, zlb__sty(r, STY_NONE));

@@ -40,13 +40,28 @@ typedef struct zlb__row {
   double wall_ms;           /* the whole case */
 } zlb__row_t;
 
-/* Measured device ceilings (peaks.c). */
+/* Measured device ceilings (peaks.c). A ceiling that was not measured is
+ * NAN, never 0 or a stand-in, and the *_why text says why. */
 typedef struct zlb__peaks {
   double gbps;                   /* copy bandwidth, GB/s (reads + writes) */
   double tflops[ZLB_DT_COUNT];   /* vendor GEMM per dtype */
+  char gbps_why[256];            /* why gbps is missing; "" when present */
+  char gemm_why[ZLB_DT_COUNT][256]; /* why a dtype's FLOP ceiling is missing */
   char measured[32];
   char source[512];              /* cache file, or "measured now" */
+  char cache_note[1024];         /* a cache rejected or not written, and why */
 } zlb__peaks_t;
+
+/* How peaks.c measures ceilings; the run layer passes the backend's, the
+ * unit tests pass their own. Each returns NAN and writes `why` when it
+ * cannot measure. */
+typedef struct zlb__peaks_probe {
+  void *ctx;
+  double (*bandwidth)(void *ctx, char *why, size_t len);
+  /* Float dtypes the GEMM can be measured in; 0 with `why` when none. */
+  uint32_t (*gemm_dtypes)(void *ctx, char *why, size_t len);
+  double (*gemm)(void *ctx, zlb_dtype_t dt, char *why, size_t len);
+} zlb__peaks_probe_t;
 
 /* Host buffer slots: fill staging, inputs, both sides' outputs, and the
  * candidate's second run (reproducibility). */
@@ -141,9 +156,22 @@ int zlb__describe_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
 
 /* peaks.c */
 void zlb__peaks_resolve(zlb__run_t *r);
-/* Roofline % of peak for a case; NAN without ceilings. */
+/* The ceilings of one device: read the cache at `cache_path` (NULL: none),
+ * measure with `probe` only what it lacks, and write the merged result back
+ * atomically when something new was measured. A cache that is malformed or
+ * belongs to another device is not trusted: it is re-measured and the
+ * reason is kept in p->cache_note. Never fails: a ceiling that cannot be
+ * had stays NAN with its reason. */
+void zlb__peaks_resolve_with(zlb__peaks_t *p, const char *cache_path, const char *backend,
+                             const zlb_device_info_t *info, const zlb__peaks_probe_t *probe);
+/* Roofline % of peak for a case; NAN without the ceiling that applies. */
 double zlb__peaks_pct(const zlb__run_t *r, zlb_dtype_t dt, double bytes, double flops,
                       double ms);
+double zlb__peaks_pct_of(const zlb__peaks_t *p, zlb_dtype_t dt, double bytes, double flops,
+                         double ms);
+/* The banner's "peaks: ..." line, without the newline: the ceilings, each
+ * missing one and why, and a cache that was rejected or not written. */
+void zlb__peaks_describe(const zlb__peaks_t *p, uint32_t dtypes, zlb_strbuf_t *out);
 
 /* identity.c */
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err);

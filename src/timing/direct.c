@@ -1,5 +1,5 @@
 /* The direct timer: Triton's do_bench method re-expressed over the backend
- * vtable (reference/timing-anchors.md sections 1.1 and 5): an estimate from
+ * vtable (docs/timing.md, "direct"): an estimate from
  * flushed calls, warm-up and sample counts from ms budgets, an L2 flush
  * before every timed call, one event pair per call, one synchronisation per
  * chunk of samples. */

@@ -1,6 +1,7 @@
-/* The graph timer and the per-shape fallback state machine: capture K
- * launches on a side stream, replay, divide; classify any failure as
- * refused, fatal or poisoned (DESIGN.md section 4). */
+/* The graph timer: capture K launches on a side stream, replay, divide;
+ * classify any failure as refused, fatal or poisoned (docs/timing.md). The
+ * per-shape fallback to direct timing that acts on the verdict is in
+ * fallback.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,10 @@
 
 #include "zlbench/base.h"
 #include "timing_int.h"
+
+/* Timed replays per measurement at most: each replay already averages K
+ * launches, and the events of a chunk are all created up front. */
+#define GRAPH_MAX_REPLAYS 1000
 
 zlb_timer_kind_t zlb_timer_resolve(zlb_timer_kind_t requested, unsigned caps) {
   if (requested == ZLB_TIMER_AUTO)
@@ -101,7 +106,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   zlb_error_t cause = ZLB_ERROR_INIT;
   double est_ms = 0.0, t0 = zlb_now_s();
   long k, n_warm, replays;
-  int rc = 0, guarded = 0, capturing = 0;
+  int rc = 0, guarded = 0;
 
   memset(fail, 0, sizeof(*fail));
   m->timer = ZLB_TIMER_GRAPH;
@@ -115,11 +120,9 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   if ((rc = zlb__estimate(b, caller, l, NULL, &est_ms, err)))
     goto out;
   m->estimate_ms = est_ms;
-  n_warm = est_ms > 1e-9 ? (long)(o->warmup_ms / est_ms) : 1;
-  if (n_warm < 1)
-    n_warm = 1;
-  if (n_warm > 100000)
-    n_warm = 100000;
+  /* The same warm-up count as the direct timer (the replay count is
+   * worked out below, per replay of K launches). */
+  zlb__counts(o, est_ms, GRAPH_MAX_REPLAYS, &n_warm, &replays);
   for (long i = 0; i < n_warm; i++)
     if ((rc = l->call(l->ctx, caller, err)))
       goto out;
@@ -148,11 +151,11 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
     goto out;
   }
-  capturing = 1;
+  /* Every path from here ends the capture itself, before classify(): the
+   * health probe must not run on a stream that is still capturing. */
   for (long i = 0; i < k; i++)
     if (l->call(l->ctx, side, &cause))
       break;
-  capturing = 0;
   if (cause.code) {
     zlb_error_t ignored = ZLB_ERROR_INIT;
     b->v->capture_end(b, side, &g, &ignored);
@@ -184,10 +187,11 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     replays = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
     if (replays < o->graph_min_replays)
       replays = o->graph_min_replays;
-    if (replays > 1000)
-      replays = 1000;
+    if (replays > GRAPH_MAX_REPLAYS)
+      replays = GRAPH_MAX_REPLAYS;
     zlb__stopper_init(&st, o);
-    while ((kk = zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)replays, 1000))) {
+    while ((kk = zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)replays,
+                                   GRAPH_MAX_REPLAYS))) {
       if ((rc = replay_chunk(b, x, side, kk, k, &smp, &cause))) {
         if (cause.code == ZLB_EDEVICE || cause.vendor_code)
           rc = classify(b, ZLB_PHASE_REPLAY, &cause, fail, err);
@@ -209,10 +213,6 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   m->call_values = zlb_xrealloc(m->call_values, sizeof(double));
   m->call_values[0] = m->value_ms;
 out:
-  if (capturing) {
-    zlb_error_t ignored = ZLB_ERROR_INIT;
-    b->v->capture_end(b, side, &g, &ignored);
-  }
   if (guarded)
     l->rng_guard(l->ctx, 0);
   m->wall_s = zlb_now_s() - t0;

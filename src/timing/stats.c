@@ -1,6 +1,6 @@
 /* Statistics over timing samples, with Triton 3.3+'s conventions: median of
  * an even count averages the two middle values; quantiles interpolate
- * linearly at q (n - 1) (reference/timing-anchors.md section 1.1). */
+ * linearly at q (n - 1), as numpy's default (docs/timing.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

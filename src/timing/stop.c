@@ -1,6 +1,6 @@
 /* The sampling loop's shared pieces: sample vectors, warm-up and sample
  * counts from an estimate, the noise stopping rule (after NVBench's stdrel
- * criterion, reference/bench-methodology.md 1.4), per-call summaries and
+ * criterion, docs/timing.md "Stopping"), per-call summaries and
  * repeat over calls. */
 #include <math.h>
 #include <stdio.h>

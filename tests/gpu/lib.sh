@@ -1,6 +1,7 @@
 # Shared by the GPU tests: skip (exit 77, with a visible message) where no
 # CUDA device or no CUDA build is present; otherwise the CLI test helpers.
 . "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/table.sh"
 if [ -z "${ZLB_GPUTEST_OPS:-}" ]; then
   echo "SKIP: this build has no CUDA corpus (nvcc was not found at configure time)"
   exit 77

@@ -9,8 +9,10 @@ for op in mm softmax sum; do
     --out "$TMP/off-$op" $QUICK >/dev/null 2>&1 || fail "$op --autotune off failed"
   expect_in "$TMP/on-$op/run_identity.json" '"autotune": "on"'
   expect_in "$TMP/off-$op/run_identity.json" '"autotune": "off"'
-  awk '/^SUCCESS/ { if ($10 == "-") bad = 1; n++ } END { exit bad || !n }' "$TMP/on-$op/run.log" ||
-    fail "$op: autotuned rows without a Config"
+  all_rows_are "$TMP/on-$op/run.log" Status SUCCESS || fail "$op: autotuned rows not all SUCCESS"
+  no_row_is "$TMP/on-$op/run.log" Config - || fail "$op: autotuned rows without a Config"
+  [ "$(table_rows "$TMP/on-$op/run.log")" = "$(table_rows "$TMP/off-$op/run.log")" ] ||
+    fail "$op: --autotune on and off ran different numbers of rows"
   keep "$TMP/on-$op" "$TMP/off-$op"
 done
 echo "ok: autotune on/off"

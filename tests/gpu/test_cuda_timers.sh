@@ -7,7 +7,8 @@ printf 'add:\n  shapes: [[67108864]]\nsoftmax:\n  shapes: [[4096, 4096]]\n' >"$T
 R() { "$ZLBENCH" run "$@" --backend cuda --shape-file "$TMP/shapes.yaml" --dtypes float32; }
 
 R add --timer cupti --out "$TMP/cupti" --json "$TMP/cupti.json" >/dev/null 2>&1 || fail "cupti run failed"
-grep -q '^SUCCESS .* cupti ' "$TMP/cupti/run.log" || fail "rows are not cupti-timed"
+all_rows_are "$TMP/cupti/run.log" Timer cupti || fail "rows are not all cupti-timed"
+all_rows_are "$TMP/cupti/run.log" Status SUCCESS || fail "cupti rows are not all SUCCESS"
 R add --timer graph --out "$TMP/graph" --json "$TMP/graph.json" >/dev/null 2>&1 || fail "graph run failed"
 python3 - "$TMP/cupti.json" "$TMP/graph.json" <<'PY' || fail "cupti and graph disagree beyond L2"
 import json, sys
@@ -23,7 +24,9 @@ expect_in "$TMP/cupti.json" '"clocks_before"'
 R softmax --stop noise --out "$TMP/noise" --json "$TMP/noise.json" >/dev/null 2>&1 || fail "noise run failed"
 python3 - "$TMP/noise.json" <<'PY' || fail "a noise-stopped measurement took 0.2 s or more"
 import json, sys
-for r in json.load(open(sys.argv[1]))["tables"][0]["rows"]:
+rows = json.load(open(sys.argv[1]))["tables"][0]["rows"]
+assert len(rows) == 1, f"{len(rows)} rows, the shape file has one softmax shape"
+for r in rows:
     for side in ("baseline", "candidate"):
         m = r[side]
         print(side, m["sample_count"], "samples", f"noise {m['noise']}", f"wall {m['wall_s']:.3f} s")
