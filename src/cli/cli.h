@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "zlbench/base.h"
 #include "zlbench/error.h"
 
 /* "zlbench: error: ..." on stderr. */
@@ -17,16 +18,83 @@ int zlb_cli_fail(const zlb_error_t *err);
 /** 1 when `arg` is -h or --help. */
 int zlb_cli_is_help(const char *arg);
 
+/* ---- option tables -------------------------------------------------------------
+ * Every subcommand declares its options in one table of zlb_cli_option_t
+ * (ending with ZLB_CLI_END); zlb_cli_parse() reads argv against it and
+ * zlb_cli_help() prints the options part of --help from the same table, so
+ * an option cannot be accepted and left undocumented. Long options only:
+ * "--name value" or "--name=value"; "--" ends the options. */
+
+typedef enum zlb_cli_kind {
+  ZLB_CLI_KIND_END = 0,
+  ZLB_CLI_KIND_FLAG,     /* no value: *(int *)ptr = 1 */
+  ZLB_CLI_KIND_STRING,   /* *(const char **)ptr = value (last one wins) */
+  ZLB_CLI_KIND_LIST,     /* zlb_strvec_push((zlb_strvec_t *)ptr, value) */
+  ZLB_CLI_KIND_SPLIT,    /* comma-separated: every item pushed to the strvec */
+  ZLB_CLI_KIND_CALLBACK, /* fn(opt, value, ptr); value NULL for a flag (arg NULL) */
+  ZLB_CLI_KIND_INCLUDE,  /* ptr: another table, read as if inlined here */
+  ZLB_CLI_KIND_SECTION   /* a heading in the help; help is its text */
+} zlb_cli_kind_t;
+
+/* Option flags. */
+#define ZLB_CLI_PASS 0x1u /* collected verbatim in zlb_cli_parse's `pass` */
+
+typedef struct zlb_cli_option zlb_cli_option_t;
+/* Check and store `value` (as given after "--name"); return 0, or -1 after
+ * printing an error naming the option. `name` is what the user typed. */
+typedef int (*zlb_cli_opt_fn)(const zlb_cli_option_t *opt, const char *name, const char *value,
+                              void *ptr);
+
+struct zlb_cli_option {
+  zlb_cli_kind_t kind;
+  const char *name;  /* "--backend" */
+  const char *alias; /* another accepted name, or NULL */
+  const char *arg;   /* value placeholder for the help ("NAME"); NULL: a flag */
+  const char *help;  /* one line per '\n', indented under the first */
+  void *ptr;         /* where the value goes (see the kinds) */
+  zlb_cli_opt_fn fn; /* ZLB_CLI_KIND_CALLBACK */
+  unsigned flags;    /* ZLB_CLI_PASS */
+};
+
+#define ZLB_CLI_FLAG(name, ptr, help) {ZLB_CLI_KIND_FLAG, name, NULL, NULL, help, ptr, NULL, 0}
+#define ZLB_CLI_STRING(name, arg, ptr, help) \
+  {ZLB_CLI_KIND_STRING, name, NULL, arg, help, ptr, NULL, 0}
+#define ZLB_CLI_LIST(name, arg, vec, help) {ZLB_CLI_KIND_LIST, name, NULL, arg, help, vec, NULL, 0}
+#define ZLB_CLI_SPLIT(name, arg, vec, help) \
+  {ZLB_CLI_KIND_SPLIT, name, NULL, arg, help, vec, NULL, 0}
+#define ZLB_CLI_CALLBACK(name, arg, fn, ptr, help) \
+  {ZLB_CLI_KIND_CALLBACK, name, NULL, arg, help, ptr, fn, 0}
+#define ZLB_CLI_INCLUDE(table) {ZLB_CLI_KIND_INCLUDE, NULL, NULL, NULL, NULL, (void *)(table), NULL, 0}
+#define ZLB_CLI_SECTION(text) {ZLB_CLI_KIND_SECTION, NULL, NULL, NULL, text, NULL, NULL, 0}
+#define ZLB_CLI_END {ZLB_CLI_KIND_END, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+
+/* The options several commands share, defined once: --backend stores the
+ * name as given (each command resolves it: some accept a backend an
+ * operator library adds), --lib collects library paths in order. */
+#define ZLB_CLI_BACKEND(ptr, help) ZLB_CLI_STRING("--backend", "NAME", ptr, help)
+#define ZLB_CLI_LIB(vec) \
+  ZLB_CLI_LIST("--lib", "PATH", vec, \
+               "load another operator library (repeatable; env ZL_OP_LIBS, ':'-separated)")
+#define ZLB_CLI_HELP_OPT ZLB_CLI_FLAG("--help", NULL, "this text (also -h)")
+
+/* What zlb_cli_parse() found. */
+enum { ZLB_CLI_PARSED = 0, ZLB_CLI_HELP = 1, ZLB_CLI_BAD = -1 };
+
 /*
- * Option parsing helper: long options only, "--name value" or
- * "--name=value". Returns 1 and sets *value when argv[*i] is `name`
- * (advancing *i past a separate value), 0 when it is another option, and
- * -1 (after printing an error) when the value is missing.
+ * Parse argv[1..argc-1] (argv[0] is the subcommand) against `opts`.
+ * Arguments that are not options are pushed to `args`; the tokens of
+ * options flagged ZLB_CLI_PASS are pushed verbatim to `pass` (may be NULL).
+ * Returns ZLB_CLI_PARSED, ZLB_CLI_HELP when -h/--help was given (nothing
+ * printed), or ZLB_CLI_BAD after printing an error naming the option (an
+ * unknown option, a missing value, a value given to a flag, or one the
+ * option's callback refused): the command exits ZLB_EXIT_USAGE then.
  */
-int zlb_cli_opt(int argc, char **argv, int *i, const char *name,
-                const char **value);
-/** 1 (advancing nothing) when argv[*i] is the flag `name` (no value). */
-int zlb_cli_flag(char **argv, int i, const char *name);
+int zlb_cli_parse(const char *cmd, const zlb_cli_option_t *opts, int argc, char **argv,
+                  zlb_strvec_t *args, zlb_strvec_t *pass);
+/** The options part of a command's --help, from its table. */
+void zlb_cli_help(FILE *f, const zlb_cli_option_t *opts);
+/** "invalid value 'V' for OPT: expected WANT"; returns -1. */
+int zlb_cli_bad_value(const char *opt, const char *value, const char *want);
 
 /* Subcommands: argv[0] is the subcommand name. */
 int zlb_cmd_run(int argc, char **argv);

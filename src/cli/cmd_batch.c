@@ -59,7 +59,7 @@ static void on_status(void *ctx, const char *block) {
   fflush(stdout);
 }
 
-static void usage(FILE *f) {
+static void usage(FILE *f, const zlb_cli_option_t *opts) {
   fprintf(f,
           "usage: zlbench batch [options] [run options]\n\n"
           "Screen the curated corpus (assets/inventory.yaml minus assets/dismiss.yaml), or the\n"
@@ -67,38 +67,10 @@ static void usage(FILE *f) {
           "its own child process and process group, on device fnv1a64(name) mod ndevices,\n"
           "with a time limit, retries, dtype fallback and resume. With no arguments it\n"
           "screens the default corpus of the auto-selected backend (the host corpus on a\n"
-          "machine without an accelerator) into a fresh folder.\n\n"
-          "selection and devices:\n"
-          "  --backend NAME        cuda, musa, rocm, ascend, host or auto (env ZL_BACKEND)\n"
-          "  --devices LIST        device ordinals, e.g. 0,1 (alias --gpus; default all visible)\n"
-          "  --ops LIST            these operators instead of the inventory\n"
-          "  --ops-file FILE       operators from a file (one per line, # comments)\n"
-          "  --inventory FILE      another inventory (default assets/inventory.yaml)\n"
-          "  --dismiss FILE        another dismiss list (default assets/dismiss.yaml)\n"
-          "  --shard I/N           only this host shard: (fnv1a64(name) >> 32) mod N == I;\n"
-          "                        default from SLURM_ARRAY_TASK_*, SLURM_PROCID/SLURM_NTASKS or\n"
-          "                        JOB_COMPLETION_INDEX with ZL_SHARD_COUNT\n"
-          "  --dtypes LIST         dtypes for every operator (env DTYPES)\n"
-          "robustness:\n"
-          "  --timeout S           per child, then SIGTERM to its group, then SIGKILL (default 1800)\n"
-          "  --grace S             seconds between SIGTERM and SIGKILL (default 5)\n"
-          "  --retries N           retries of transient failures (default 2); a failure whose\n"
-          "                        signature repeats stops retrying\n"
-          "outputs:\n"
-          "  --out DIR             output folder (default zlb-out/<timestamp>); re-running into\n"
-          "                        the same folder skips finished operators\n"
-          "  --force               re-run finished operators too\n"
-          "  --replay-from DIR     reuse finished results of an earlier batch folder\n"
-          "  --replay OP=DIR       reuse one operator's results from DIR (repeatable)\n"
-          "  --progress WHEN       auto, always or never: the live per-device display\n"
-          "  --lib PATH            another operator library (repeatable; env ZL_OP_LIBS)\n"
-          "  -h, --help            this text\n\n"
-          "run options passed to every child (see zlbench run --help):\n"
-          "  --timer --repeat --warmup-ms --rep-ms --return-mode --quantiles --stop --max-noise\n"
-          "  --min-samples --min-time-ms --timeout-ms --deny-capture --deny-file --no-flush\n"
-          "  --autotune --seed --shape-file --level\n\n"
-          "exit codes: 0 every operator ok, 1 some failed, 2 usage or input error,\n"
-          "3 backend unavailable, 6 cannot write results, 130 interrupted (rerun to resume)\n");
+          "machine without an accelerator) into a fresh folder.\n\n");
+  zlb_cli_help(f, opts);
+  fprintf(f, "\nexit codes: 0 every operator ok, 1 some failed, 2 usage or input error,\n"
+             "3 backend unavailable, 6 cannot write results, 130 interrupted (rerun to resume)\n");
 }
 
 static int read_ops_file(const char *path, zlb_strvec_t *ops) {
@@ -121,6 +93,59 @@ static int read_ops_file(const char *path, zlb_strvec_t *ops) {
   return 0;
 }
 
+static int opt_ops_file(const zlb_cli_option_t *opt, const char *name, const char *v,
+                        void *ptr) {
+  (void)opt;
+  (void)name;
+  return read_ops_file(v, ptr) ? -1 : 0;
+}
+
+static int opt_seconds(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  double s;
+  (void)opt;
+  if (zlb_parse_double(v, &s) || s <= 0)
+    return zlb_cli_bad_value(name, v, "a positive number of seconds");
+  *(double *)ptr = s;
+  return 0;
+}
+
+static int opt_retries(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  long n;
+  (void)opt;
+  if (zlb_parse_long(v, &n) || n < 0 || n > 100)
+    return zlb_cli_bad_value(name, v, "0..100");
+  *(int *)ptr = (int)n;
+  return 0;
+}
+
+static int opt_replay_from(const zlb_cli_option_t *opt, const char *name, const char *v,
+                           void *ptr) {
+  (void)opt;
+  if (!zlb_is_dir(v)) {
+    zlb_cli_errorf("%s: '%s' is not a folder", name, v);
+    return -1;
+  }
+  *(const char **)ptr = v;
+  return 0;
+}
+
+static int opt_replay(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  (void)opt;
+  if (!strchr(v, '=') || v[0] == '=')
+    return zlb_cli_bad_value(name, v, "OP=DIR");
+  zlb_strvec_push(ptr, v);
+  return 0;
+}
+
+static int opt_progress(const zlb_cli_option_t *opt, const char *name, const char *v,
+                        void *ptr) {
+  (void)opt;
+  if (strcmp(v, "auto") && strcmp(v, "always") && strcmp(v, "never"))
+    return zlb_cli_bad_value(name, v, "auto, always or never");
+  *(const char **)ptr = v;
+  return 0;
+}
+
 int zlb_cmd_batch(int argc, char **argv) {
   zlb_batch_opts_t o;
   zlb_batch_result_t res;
@@ -129,113 +154,73 @@ int zlb_cmd_batch(int argc, char **argv) {
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_strbuf_t out = ZLB_STRBUF_INIT, exe = ZLB_STRBUF_INIT;
   struct display disp = {0, 0, NULL};
-  const char *v, *progress = "auto", *shard = NULL;
-  int code = ZLB_EXIT_OK, r, rc;
+  zlb_strvec_t args = ZLB_STRVEC_INIT;
+  const char *progress = "auto", *shard = NULL, *outarg = NULL;
+  int code = ZLB_EXIT_OK, rc;
 
   zlb_batch_opts_init(&o);
   zlb_cli_run_defaults(&ro, &rx);
-  for (int i = 1; i < argc; i++) {
-    int start = i;
-    if (zlb_cli_is_help(argv[i])) {
-      usage(stdout);
+  {
+    const zlb_cli_option_t opts[] = {
+        ZLB_CLI_SECTION("selection and devices:"),
+        {ZLB_CLI_KIND_SPLIT, "--devices", "--gpus", "LIST",
+         "device ordinals, e.g. 0,1 (alias --gpus; default all visible)", &o.devices, NULL, 0},
+        ZLB_CLI_SPLIT("--ops", "LIST", &o.ops, "these operators instead of the inventory"),
+        ZLB_CLI_CALLBACK("--ops-file", "FILE", opt_ops_file, &o.ops,
+                         "operators from a file (one per line, # comments)"),
+        ZLB_CLI_STRING("--inventory", "FILE", &o.inventory_path,
+                       "another inventory (default assets/inventory.yaml)"),
+        ZLB_CLI_STRING("--dismiss", "FILE", &o.dismiss_path,
+                       "another dismiss list (default assets/dismiss.yaml)"),
+        ZLB_CLI_STRING("--shard", "I/N", &shard,
+                       "only this host shard: (fnv1a64(name) >> 32) mod N == I;\n"
+                       "default from SLURM_ARRAY_TASK_*, SLURM_PROCID/SLURM_NTASKS or\n"
+                       "JOB_COMPLETION_INDEX with ZL_SHARD_COUNT"),
+        ZLB_CLI_SECTION("robustness:"),
+        ZLB_CLI_CALLBACK("--timeout", "S", opt_seconds, &o.timeout_s,
+                         "per child, then SIGTERM to its group, then SIGKILL (default 1800)"),
+        ZLB_CLI_CALLBACK("--grace", "S", opt_seconds, &o.grace_s,
+                         "seconds between SIGTERM and SIGKILL (default 5)"),
+        ZLB_CLI_CALLBACK("--retries", "N", opt_retries, &o.retries,
+                         "retries of transient failures (default 2); a failure whose\n"
+                         "signature repeats stops retrying"),
+        ZLB_CLI_SECTION("outputs:"),
+        ZLB_CLI_STRING("--out", "DIR", &outarg,
+                       "output folder (default zlb-out/<timestamp>); re-running into\n"
+                       "the same folder skips finished operators"),
+        ZLB_CLI_FLAG("--force", &o.force, "re-run finished operators too"),
+        ZLB_CLI_CALLBACK("--replay-from", "DIR", opt_replay_from, &o.replay_from,
+                         "reuse finished results of an earlier batch folder"),
+        ZLB_CLI_CALLBACK("--replay", "OP=DIR", opt_replay, &o.replay,
+                         "reuse one operator's results from DIR (repeatable)"),
+        ZLB_CLI_CALLBACK("--progress", "WHEN", opt_progress, &progress,
+                         "auto, always or never: the live per-device display"),
+        ZLB_CLI_HELP_OPT,
+        ZLB_CLI_SECTION("\nrun options (see zlbench run --help): --backend, --dtypes (for every\n"
+                        "operator), --lib and --color are the batch's own; the others are\n"
+                        "checked here and passed to every child:"),
+        /* Validated here, passed on verbatim (ZLB_CLI_PASS) to every child. */
+        ZLB_CLI_INCLUDE(rx.table),
+        ZLB_CLI_END,
+    };
+    switch (zlb_cli_parse("batch", opts, argc, argv, &args, &o.run_args)) {
+    case ZLB_CLI_HELP:
+      usage(stdout, opts);
       goto done;
-    }
-#define OPT(name) ((r = zlb_cli_opt(argc, argv, &i, name, &v)) != 0)
-    if (OPT("--devices") || OPT("--gpus")) {
-      if (r < 0)
-        goto usage_error;
-      zlb_strvec_split(&o.devices, v, ',');
-    } else if (OPT("--ops")) {
-      if (r < 0)
-        goto usage_error;
-      zlb_strvec_split(&o.ops, v, ',');
-    } else if (OPT("--ops-file")) {
-      if (r < 0 || (rc = read_ops_file(v, &o.ops)))
-        goto usage_error;
-    } else if (OPT("--inventory")) {
-      if (r < 0)
-        goto usage_error;
-      o.inventory_path = v;
-    } else if (OPT("--dismiss")) {
-      if (r < 0)
-        goto usage_error;
-      o.dismiss_path = v;
-    } else if (OPT("--shard")) {
-      if (r < 0)
-        goto usage_error;
-      shard = v;
-    } else if (OPT("--timeout") || OPT("--grace")) {
-      double s;
-      int is_timeout = zlb_starts_with(argv[start], "--timeout");
-      if (r < 0)
-        goto usage_error;
-      if (zlb_parse_double(v, &s) || s <= 0) {
-        zlb_cli_errorf("invalid value '%s' for %s: expected a positive number of seconds", v,
-                       is_timeout ? "--timeout" : "--grace");
-        goto usage_error;
-      }
-      if (is_timeout)
-        o.timeout_s = s;
-      else
-        o.grace_s = s;
-    } else if (OPT("--retries")) {
-      long n;
-      if (r < 0)
-        goto usage_error;
-      if (zlb_parse_long(v, &n) || n < 0 || n > 100) {
-        zlb_cli_errorf("invalid value '%s' for --retries: expected 0..100", v);
-        goto usage_error;
-      }
-      o.retries = (int)n;
-    } else if (OPT("--out")) {
-      if (r < 0)
-        goto usage_error;
-      zlb_strbuf_reset(&out);
-      zlb_strbuf_addstr(&out, v);
-    } else if (zlb_cli_flag(argv, i, "--force")) {
-      o.force = 1;
-    } else if (OPT("--replay-from")) {
-      if (r < 0)
-        goto usage_error;
-      if (!zlb_is_dir(v)) {
-        zlb_cli_errorf("--replay-from: '%s' is not a folder", v);
-        goto usage_error;
-      }
-      o.replay_from = v;
-    } else if (OPT("--replay")) {
-      if (r < 0)
-        goto usage_error;
-      if (!strchr(v, '=') || v[0] == '=') {
-        zlb_cli_errorf("invalid value '%s' for --replay: expected OP=DIR", v);
-        goto usage_error;
-      }
-      zlb_strvec_push(&o.replay, v);
-    } else if (OPT("--progress")) {
-      if (r < 0)
-        goto usage_error;
-      if (strcmp(v, "auto") && strcmp(v, "always") && strcmp(v, "never")) {
-        zlb_cli_errorf("invalid value '%s' for --progress: expected auto, always or never", v);
-        goto usage_error;
-      }
-      progress = v;
-    } else if ((r = zlb_cli_run_opt(argc, argv, &i, &ro, &rx)) != 0) {
-      /* Validated here, passed on verbatim to every child; backend,
-       * dtypes, libraries and colour are the batch's own business. */
-      if (r < 0)
-        goto usage_error;
-      if (strcmp(argv[start], "--backend") && !zlb_starts_with(argv[start], "--backend=") &&
-          strcmp(argv[start], "--dtypes") && !zlb_starts_with(argv[start], "--dtypes=") &&
-          strcmp(argv[start], "--lib") && !zlb_starts_with(argv[start], "--lib=") &&
-          strcmp(argv[start], "--color") && !zlb_starts_with(argv[start], "--color="))
-        for (int k = start; k <= i; k++)
-          zlb_strvec_push(&o.run_args, argv[k]);
-    } else {
-      zlb_cli_errorf("unknown argument '%s' for 'zlbench batch' (see zlbench batch --help)",
-                     argv[i]);
+    case ZLB_CLI_BAD:
       goto usage_error;
+    default:
+      break;
     }
-#undef OPT
   }
+  if (args.n) {
+    zlb_cli_errorf("unexpected argument '%s' for 'zlbench batch': operators go in --ops "
+                   "(see zlbench batch --help)",
+                   args.v[0]);
+    goto usage_error;
+  }
+  if (outarg)
+    zlb_strbuf_addstr(&out, outarg);
   if (zlb_cli_run_finish(&ro, &rx))
     goto usage_error;
   o.backend = ro.backend;
@@ -301,6 +286,7 @@ usage_error:
   code = ZLB_EXIT_USAGE;
 done:
   free(disp.block);
+  zlb_strvec_release(&args);
   zlb_batch_opts_release(&o);
   zlb_cli_run_extra_release(&rx);
   zlb_strbuf_release(&out);

@@ -7,18 +7,13 @@
 #include "zlbench/json.h"
 #include "zlbench/ops.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f, const zlb_cli_option_t *opts) {
   fprintf(f, "usage: zlbench devices [--backend NAME] [--count] [--json] [--lib PATH]\n\n"
              "For every backend (or the one named): whether its runtime loads here,\n"
              "its visibility variable and capability flags, and each visible device.\n\n"
-             "options:\n"
-             "  --backend NAME   one backend (aliases and auto accepted)\n"
-             "  --count          print only the number of visible devices of that backend\n"
-             "  --json           machine-readable output\n"
-             "  --lib PATH       load an operator library first (it may add a backend;\n"
-             "                   repeatable; env ZL_OP_LIBS)\n"
-             "  -h, --help       this text\n\n"
-             "exit codes: 0, 2 usage error, 3 the named backend is unavailable\n");
+             "options:\n");
+  zlb_cli_help(f, opts);
+  fprintf(f, "\nexit codes: 0, 2 usage error, 3 the named backend is unavailable\n");
 }
 
 static void show(const zlb_backend_desc_t *d, zlb_jw_t *jw, int *avail_out) {
@@ -80,39 +75,46 @@ static void show(const zlb_backend_desc_t *d, zlb_jw_t *jw, int *avail_out) {
 }
 
 int zlb_cmd_devices(int argc, char **argv) {
-  const char *name = NULL, *v;
-  int count = 0, json = 0, r, avail = 0, code = ZLB_EXIT_OK;
+  const char *name = NULL;
+  int count = 0, json = 0, avail = 0, code = ZLB_EXIT_OK;
+  zlb_strvec_t args = ZLB_STRVEC_INIT, libs = ZLB_STRVEC_INIT;
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_op_set_t set = ZLB_OP_SET_INIT;
   zlb_backend_t *b = NULL;
   zlb_jw_t jw;
 
   zlb_jw_init(&jw, 1);
-  for (int i = 1; i < argc; i++) {
-    if (zlb_cli_is_help(argv[i])) {
-      usage(stdout);
+  {
+    const zlb_cli_option_t opts[] = {
+        ZLB_CLI_BACKEND(&name, "one backend (aliases and auto accepted)"),
+        ZLB_CLI_FLAG("--count", &count,
+                     "print only the number of visible devices of that backend"),
+        ZLB_CLI_FLAG("--json", &json, "machine-readable output"),
+        ZLB_CLI_LIB(&libs),
+        ZLB_CLI_HELP_OPT,
+        ZLB_CLI_END,
+    };
+    switch (zlb_cli_parse("devices", opts, argc, argv, &args, NULL)) {
+    case ZLB_CLI_HELP:
+      usage(stdout, opts);
       goto out;
-    }
-    if ((r = zlb_cli_opt(argc, argv, &i, "--backend", &v)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      name = v;
-    } else if ((r = zlb_cli_opt(argc, argv, &i, "--lib", &v)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      if (zlb_ops_load_library(&set, v, &err)) {
-        code = zlb_cli_fail(&err);
-        goto out;
-      }
-    } else if (zlb_cli_flag(argv, i, "--count")) {
-      count = 1;
-    } else if (zlb_cli_flag(argv, i, "--json")) {
-      json = 1;
-    } else {
-      zlb_cli_errorf("unknown argument '%s' for 'zlbench devices'", argv[i]);
+    case ZLB_CLI_BAD:
       goto usage_error;
+    default:
+      break;
     }
   }
+  if (args.n) {
+    zlb_cli_errorf("unexpected argument '%s' for 'zlbench devices' (see zlbench devices --help)",
+                   args.v[0]);
+    goto usage_error;
+  }
+  /* A library may add a backend: load them before looking the name up. */
+  for (size_t i = 0; i < libs.n; i++)
+    if (zlb_ops_load_library(&set, libs.v[i], &err)) {
+      code = zlb_cli_fail(&err);
+      goto out;
+    }
   if (zlb_ops_load_env(&set, &err)) {
     code = zlb_cli_fail(&err);
     goto out;
@@ -155,5 +157,7 @@ out:
   zlb_backend_close(b);
   zlb_jw_release(&jw);
   zlb_op_set_release(&set);
+  zlb_strvec_release(&args);
+  zlb_strvec_release(&libs);
   return code;
 }

@@ -9,19 +9,12 @@
 #include "zlbench/batch.h"
 #include "zlbench/device.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f, const zlb_cli_option_t *opts) {
   fprintf(f, "usage: zlbench inventory [--backend NAME] [--check | --registered] "
              "[--inventory FILE] [--lib PATH]\n\n"
              "Without flags: print the inventory (assets/inventory.yaml) per backend.\n\n"
-             "options:\n"
-             "  --check          load the libraries and fail (exit 1) for every operator\n"
-             "                   that is listed but not registered, or registered but not listed\n"
-             "  --registered     print the registered operators, one per line:\n"
-             "                   NAME FAMILY DTYPES (what `zlbench batch` reads)\n"
-             "  --backend NAME   one backend (default: every backend with a library here)\n"
-             "  --inventory FILE another inventory file\n"
-             "  --lib PATH       load another operator library (repeatable; env ZL_OP_LIBS)\n"
-             "  -h, --help       this text\n");
+             "options:\n");
+  zlb_cli_help(f, opts);
 }
 
 static int cmp_entry(const void *a, const void *b) {
@@ -33,39 +26,48 @@ int zlb_cmd_inventory(int argc, char **argv) {
   zlb_strvec_t libs = ZLB_STRVEC_INIT, warn = ZLB_STRVEC_INIT, backends = ZLB_STRVEC_INIT;
   zlb_strbuf_t inv = ZLB_STRBUF_INIT;
   zlb_error_t err = ZLB_ERROR_INIT;
-  const char *backend = NULL, *v;
-  int check = 0, registered = 0, code = ZLB_EXIT_OK, r, problems = 0;
+  zlb_strvec_t args = ZLB_STRVEC_INIT;
+  const char *backend = NULL, *inv_path = NULL;
+  int check = 0, registered = 0, code = ZLB_EXIT_OK, problems = 0;
 
-  for (int i = 1; i < argc; i++) {
-    const zlb_backend_desc_t *d;
-    if (zlb_cli_is_help(argv[i])) {
-      usage(stdout);
+  {
+    const zlb_cli_option_t opts[] = {
+        ZLB_CLI_FLAG("--check", &check,
+                     "load the libraries and fail (exit 1) for every operator\n"
+                     "that is listed but not registered, or registered but not listed"),
+        ZLB_CLI_FLAG("--registered", &registered,
+                     "print the registered operators, one per line:\n"
+                     "NAME FAMILY DTYPES (what `zlbench batch` reads)"),
+        ZLB_CLI_BACKEND(&backend, "one backend (default: every backend with a library here)"),
+        ZLB_CLI_STRING("--inventory", "FILE", &inv_path, "another inventory file"),
+        ZLB_CLI_LIB(&libs),
+        ZLB_CLI_HELP_OPT,
+        ZLB_CLI_END,
+    };
+    switch (zlb_cli_parse("inventory", opts, argc, argv, &args, NULL)) {
+    case ZLB_CLI_HELP:
+      usage(stdout, opts);
       goto out;
-    }
-    if ((r = zlb_cli_opt(argc, argv, &i, "--backend", &v)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      if (zlb_backend_lookup(v, &d, &err) == 0)
-        backend = d->name;
-      else
-        backend = v; /* may be a backend an operator library adds */
-    } else if ((r = zlb_cli_opt(argc, argv, &i, "--inventory", &v)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      zlb_strbuf_addstr(&inv, v);
-    } else if ((r = zlb_cli_opt(argc, argv, &i, "--lib", &v)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      zlb_strvec_push(&libs, v);
-    } else if (zlb_cli_flag(argv, i, "--check")) {
-      check = 1;
-    } else if (zlb_cli_flag(argv, i, "--registered")) {
-      registered = 1;
-    } else {
-      zlb_cli_errorf("unknown argument '%s' for 'zlbench inventory'", argv[i]);
+    case ZLB_CLI_BAD:
       goto usage_error;
+    default:
+      break;
     }
   }
+  if (args.n) {
+    zlb_cli_errorf("unexpected argument '%s' for 'zlbench inventory' (see zlbench inventory "
+                   "--help)",
+                   args.v[0]);
+    goto usage_error;
+  }
+  if (backend) {
+    const zlb_backend_desc_t *d;
+    /* Unknown here may still be a backend an operator library adds. */
+    if (zlb_backend_lookup(backend, &d, &err) == 0)
+      backend = d->name;
+  }
+  if (inv_path)
+    zlb_strbuf_addstr(&inv, inv_path);
   zlb_error_clear(&err);
   if (zlb_cli_load_all_ops(&set, &libs, backend, &warn, &err)) {
     code = zlb_cli_fail(&err);
@@ -140,5 +142,6 @@ out:
   zlb_strvec_release(&warn);
   zlb_strvec_release(&backends);
   zlb_strbuf_release(&inv);
+  zlb_strvec_release(&args);
   return code;
 }

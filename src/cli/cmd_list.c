@@ -7,16 +7,12 @@
 #include "ops_load.h"
 #include "zlbench/device.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f, const zlb_cli_option_t *opts) {
   fprintf(f, "usage: zlbench list [--backend NAME] [--family NAME] [--families] [--lib PATH]\n\n"
              "List the operators the loaded libraries register: name, family, backend,\n"
              "dtypes, baseline and candidate implementations and flags.\n\n"
-             "options:\n"
-             "  --backend NAME   only this backend's operators (aliases accepted)\n"
-             "  --family NAME    only this family\n"
-             "  --families       list families with their operator counts instead\n"
-             "  --lib PATH       load another operator library (repeatable; env ZL_OP_LIBS)\n"
-             "  -h, --help       this text\n");
+             "options:\n");
+  zlb_cli_help(f, opts);
 }
 
 static int cmp_entry(const void *a, const void *b) {
@@ -38,34 +34,43 @@ int zlb_cmd_list(int argc, char **argv) {
   zlb_op_set_t set = ZLB_OP_SET_INIT;
   zlb_strvec_t libs = ZLB_STRVEC_INIT, warn = ZLB_STRVEC_INIT;
   zlb_error_t err = ZLB_ERROR_INIT;
-  const char *backend = NULL, *family = NULL, *v;
+  zlb_strvec_t args = ZLB_STRVEC_INIT;
+  const char *backend = NULL, *family = NULL;
   const zlb_backend_desc_t *desc;
-  int families = 0, code = ZLB_EXIT_OK, r;
+  int families = 0, code = ZLB_EXIT_OK;
   size_t shown = 0;
 
-  for (int i = 1; i < argc; i++) {
-    if (zlb_cli_is_help(argv[i])) {
-      usage(stdout);
+  {
+    const zlb_cli_option_t opts[] = {
+        ZLB_CLI_BACKEND(&backend, "only this backend's operators (aliases accepted)"),
+        ZLB_CLI_STRING("--family", "NAME", &family, "only this family"),
+        ZLB_CLI_FLAG("--families", &families,
+                     "list families with their operator counts instead"),
+        ZLB_CLI_LIB(&libs),
+        ZLB_CLI_HELP_OPT,
+        ZLB_CLI_END,
+    };
+    switch (zlb_cli_parse("list", opts, argc, argv, &args, NULL)) {
+    case ZLB_CLI_HELP:
+      usage(stdout, opts);
       goto out;
+    case ZLB_CLI_BAD:
+      goto usage_error;
+    default:
+      break;
     }
-    if ((r = zlb_cli_opt(argc, argv, &i, "--backend", &v)) != 0) {
-      if (r < 0 || (zlb_backend_lookup(v, &desc, &err) && zlb_cli_fail(&err)))
-        goto usage_error;
-      backend = desc->name;
-    } else if ((r = zlb_cli_opt(argc, argv, &i, "--family", &v)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      family = v;
-    } else if ((r = zlb_cli_opt(argc, argv, &i, "--lib", &v)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      zlb_strvec_push(&libs, v);
-    } else if (zlb_cli_flag(argv, i, "--families")) {
-      families = 1;
-    } else {
-      zlb_cli_errorf("unknown argument '%s' for 'zlbench list'", argv[i]);
+  }
+  if (args.n) {
+    zlb_cli_errorf("unexpected argument '%s' for 'zlbench list' (see zlbench list --help)",
+                   args.v[0]);
+    goto usage_error;
+  }
+  if (backend) {
+    if (zlb_backend_lookup(backend, &desc, &err)) {
+      zlb_cli_fail(&err);
       goto usage_error;
     }
+    backend = desc->name;
   }
   if (zlb_cli_load_all_ops(&set, &libs, backend, &warn, &err)) {
     code = zlb_cli_fail(&err);
@@ -114,5 +119,6 @@ out:
   zlb_op_set_release(&set);
   zlb_strvec_release(&libs);
   zlb_strvec_release(&warn);
+  zlb_strvec_release(&args);
   return code;
 }

@@ -4,12 +4,14 @@
 #include "cli.h"
 #include "run_opts.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f, const zlb_cli_option_t *opts) {
   fprintf(f, "usage: zlbench plan [OP] [options]\n\n"
              "Print the timer and stages the backend's capabilities produce (and, with\n"
-             "OP, what the operator's flags and the deny list change). Runs nothing.\n\n"
-             "options: the same as 'zlbench run' (see zlbench run --help); the ones that\n"
-             "matter here are --backend, --timer, --repeat, --deny-capture, --autotune.\n");
+             "OP, what the operator's flags, dtypes and the deny list change), resolved as\n"
+             "'zlbench run' resolves them. Runs nothing.\n\n"
+             "options (those of 'zlbench run'; the ones that matter here are --backend,\n"
+             "--timer, --repeat, --deny-capture, --deny-file, --dtypes, --autotune):\n");
+  zlb_cli_help(f, opts);
 }
 
 int zlb_cmd_plan(int argc, char **argv) {
@@ -17,39 +19,46 @@ int zlb_cmd_plan(int argc, char **argv) {
   zlb_cli_run_extra_t x;
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_strbuf_t out = ZLB_STRBUF_INIT;
+  zlb_strvec_t args = ZLB_STRVEC_INIT;
   int code = ZLB_EXIT_OK;
 
   zlb_cli_run_defaults(&o, &x);
-  for (int i = 1; i < argc; i++) {
-    int r;
-    if (zlb_cli_is_help(argv[i])) {
-      usage(stdout);
+  {
+    const zlb_cli_option_t opts[] = {
+        ZLB_CLI_INCLUDE(x.table),
+        ZLB_CLI_HELP_OPT,
+        ZLB_CLI_END,
+    };
+    switch (zlb_cli_parse("plan", opts, argc, argv, &args, NULL)) {
+    case ZLB_CLI_HELP:
+      usage(stdout, opts);
       goto out;
-    }
-    if ((r = zlb_cli_run_opt(argc, argv, &i, &o, &x)) != 0) {
-      if (r < 0) {
-        code = ZLB_EXIT_USAGE;
-        goto out;
-      }
-      continue;
-    }
-    if (argv[i][0] == '-' || o.op) {
-      zlb_cli_errorf("unexpected argument '%s' for 'zlbench plan'", argv[i]);
+    case ZLB_CLI_BAD:
       code = ZLB_EXIT_USAGE;
       goto out;
+    default:
+      break;
     }
-    o.op = argv[i];
   }
+  if (args.n > 1) {
+    zlb_cli_errorf("unexpected argument '%s' for 'zlbench plan': give one operator", args.v[1]);
+    code = ZLB_EXIT_USAGE;
+    goto out;
+  }
+  o.op = args.n ? args.v[0] : NULL;
   if (zlb_cli_run_finish(&o, &x)) {
     code = ZLB_EXIT_USAGE;
     goto out;
   }
   if (zlb_run_plan(&o, &out, &err))
     code = zlb_cli_fail(&err);
-  else
-    fputs(out.buf, stdout);
+  else if (fputs(out.buf, stdout) == EOF || fflush(stdout) == EOF) {
+    zlb_cli_errorf("cannot write the plan to standard output");
+    code = ZLB_EXIT_OUTPUT;
+  }
 out:
   zlb_strbuf_release(&out);
+  zlb_strvec_release(&args);
   zlb_cli_run_extra_release(&x);
   return code;
 }

@@ -23,22 +23,24 @@ static void emit(void *ctx, const char *text) {
   fflush(stdout);
 }
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: zlbench run OP [options]\n\n"
-          "Benchmark one operator: for each dtype and shape, check the candidate's output\n"
-          "against the baseline's, then time both and print one table per dtype.\n\n"
-          "options:\n"
-          "  --device N            device ordinal as this process sees it (default 0)\n"
-          "%s"
-          "  --out DIR             folder for run.log and run_identity.json\n"
-          "                        (default zlb-out/run-OP-<timestamp>)\n"
-          "  --json FILE           also write every sample as JSON\n"
-          "  -h, --help            this text\n\n"
-          "exit codes: 0 all rows SUCCESS, 1 some FAILED, 2 usage or input error,\n"
-          "3 backend unavailable, 4 device fault, 5 BENCHMARK_CAPTURE_POISONED,\n"
-          "6 cannot write results, 130 interrupted\n",
-          zlb_cli_run_options_help);
+static int opt_device(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  long d;
+  (void)opt;
+  if (zlb_parse_long(v, &d) || d < 0 || d > 4096)
+    return zlb_cli_bad_value(name, v, "a device ordinal");
+  *(int *)ptr = (int)d;
+  return 0;
+}
+
+static void usage(FILE *f, const zlb_cli_option_t *opts) {
+  fprintf(f, "usage: zlbench run OP [options]\n\n"
+             "Benchmark one operator: for each dtype and shape, check the candidate's output\n"
+             "against the baseline's, then time both and print one table per dtype.\n\n"
+             "options:\n");
+  zlb_cli_help(f, opts);
+  fprintf(f, "\nexit codes: 0 all rows SUCCESS, 1 some FAILED, 2 usage or input error,\n"
+             "3 backend unavailable, 4 device fault, 5 BENCHMARK_CAPTURE_POISONED,\n"
+             "6 cannot write results, 130 interrupted\n");
 }
 
 int zlb_cmd_run(int argc, char **argv) {
@@ -47,67 +49,51 @@ int zlb_cmd_run(int argc, char **argv) {
   zlb_run_result_t res;
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_strbuf_t outdir = ZLB_STRBUF_INIT;
-  const char *v;
+  zlb_strvec_t args = ZLB_STRVEC_INIT;
+  const char *out = NULL;
   int rc, code;
 
   zlb_cli_run_defaults(&o, &x);
-  for (int i = 1; i < argc; i++) {
-    int r;
-    if (zlb_cli_is_help(argv[i])) {
-      usage(stdout);
-      zlb_cli_run_extra_release(&x);
-      return ZLB_EXIT_OK;
-    }
-    if ((r = zlb_cli_run_opt(argc, argv, &i, &o, &x)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      continue;
-    }
-    if ((r = zlb_cli_opt(argc, argv, &i, "--device", &v)) != 0) {
-      long d;
-      if (r < 0)
-        goto usage_error;
-      if (zlb_parse_long(v, &d) || d < 0 || d > 4096) {
-        zlb_cli_errorf("invalid value '%s' for --device: expected a device ordinal", v);
-        goto usage_error;
-      }
-      o.device = (int)d;
-      continue;
-    }
-    if ((r = zlb_cli_opt(argc, argv, &i, "--out", &v)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      zlb_strbuf_reset(&outdir);
-      zlb_strbuf_addstr(&outdir, v);
-      continue;
-    }
-    if ((r = zlb_cli_opt(argc, argv, &i, "--json", &v)) != 0) {
-      if (r < 0)
-        goto usage_error;
-      o.json_path = v;
-      continue;
-    }
-    if (argv[i][0] == '-' && argv[i][1]) {
-      zlb_cli_errorf("unknown option '%s' for 'zlbench run' (see zlbench run --help)",
-                     argv[i]);
+  {
+    const zlb_cli_option_t opts[] = {
+        ZLB_CLI_CALLBACK("--device", "N", opt_device, &o.device,
+                         "device ordinal as this process sees it (default 0)"),
+        ZLB_CLI_INCLUDE(x.table),
+        ZLB_CLI_STRING("--out", "DIR", &out,
+                       "folder for run.log and run_identity.json\n"
+                       "(default zlb-out/run-OP-<timestamp>)"),
+        ZLB_CLI_STRING("--json", "FILE", &o.json_path, "also write every sample as JSON"),
+        ZLB_CLI_HELP_OPT,
+        ZLB_CLI_END,
+    };
+    switch (zlb_cli_parse("run", opts, argc, argv, &args, NULL)) {
+    case ZLB_CLI_HELP:
+      usage(stdout, opts);
+      code = ZLB_EXIT_OK;
+      goto done;
+    case ZLB_CLI_BAD:
       goto usage_error;
+    default:
+      break;
     }
-    if (o.op) {
+    if (args.n > 1) {
       zlb_cli_errorf("one operator per run ('%s' and '%s'); use 'zlbench batch --ops' "
                      "for several",
-                     o.op, argv[i]);
+                     args.v[0], args.v[1]);
       goto usage_error;
     }
-    o.op = argv[i];
+    if (!args.n) {
+      zlb_cli_errorf("no operator given");
+      usage(stderr, opts);
+      goto usage_error;
+    }
   }
-  if (!o.op) {
-    zlb_cli_errorf("no operator given");
-    usage(stderr);
-    goto usage_error;
-  }
+  o.op = args.v[0];
   if (zlb_cli_run_finish(&o, &x))
     goto usage_error;
-  if (!outdir.len) {
+  if (out) {
+    zlb_strbuf_addstr(&outdir, out);
+  } else {
     char ts[32];
     zlb_timestamp_compact(ts, sizeof(ts));
     zlb_strbuf_addf(&outdir, "zlb-out/run-%s-%s", o.op, ts);
@@ -132,6 +118,7 @@ int zlb_cmd_run(int argc, char **argv) {
     code = res.failed ? ZLB_EXIT_FAILED : ZLB_EXIT_OK;
   }
   zlb_strbuf_release(&outdir);
+  zlb_strvec_release(&args);
   zlb_cli_run_extra_release(&x);
   if (code == ZLB_EXIT_FATAL || code == ZLB_EXIT_POISONED) {
     /* The device context is dead: nothing may touch it again, not even an
@@ -143,7 +130,10 @@ int zlb_cmd_run(int argc, char **argv) {
   return code;
 
 usage_error:
+  code = ZLB_EXIT_USAGE;
+done:
   zlb_strbuf_release(&outdir);
+  zlb_strvec_release(&args);
   zlb_cli_run_extra_release(&x);
-  return ZLB_EXIT_USAGE;
+  return code;
 }

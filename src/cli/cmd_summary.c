@@ -7,63 +7,63 @@
 #include "zlbench/base.h"
 #include "zlbench/report.h"
 
-static const char usage[] =
-    "usage: zlbench summary DIR [--out FILE] [--quiet]\n"
-    "\n"
-    "Read every *.log under DIR (our run.log tables, FlagGems' printed tables\n"
-    "and its --record log lines), skipping folders named 'attempts', files\n"
-    "named 'stderr.log' and symbolic links, and write one CSV row per\n"
-    "(operator, dtype, shape) to DIR/summary.csv (format: docs/formats.md).\n"
-    "Then print the geometric-mean speedup per operator and dtype.\n"
-    "\n"
-    "options:\n"
-    "  --out FILE   write the CSV to FILE instead of DIR/summary.csv\n"
-    "  --quiet      do not print the geometric-mean table\n"
-    "  -h, --help   show this help\n"
-    "\n"
-    "exit codes: 0 written (also when DIR holds no table: the CSV then has\n"
-    "only its header), 2 bad arguments or DIR missing or unreadable,\n"
-    "6 the CSV could not be written.\n";
+static void usage(FILE *f, const zlb_cli_option_t *opts) {
+  fputs("usage: zlbench summary DIR [--out FILE] [--quiet]\n"
+        "\n"
+        "Read every *.log under DIR (our run.log tables, FlagGems' printed tables\n"
+        "and its --record log lines), skipping folders named 'attempts', files\n"
+        "named 'stderr.log' and symbolic links, and write one CSV row per\n"
+        "(operator, dtype, shape) to DIR/summary.csv (format: docs/formats.md).\n"
+        "Then print the geometric-mean speedup per operator and dtype.\n"
+        "\n"
+        "options:\n",
+        f);
+  zlb_cli_help(f, opts);
+  fputs("\n"
+        "exit codes: 0 written (also when DIR holds no table: the CSV then has\n"
+        "only its header), 2 bad arguments or DIR missing or unreadable,\n"
+        "6 the CSV could not be written.\n",
+        f);
+}
 
 int zlb_cmd_summary(int argc, char **argv) {
   zlb_summary_t s = ZLB_SUMMARY_INIT;
   zlb_strbuf_t path = ZLB_STRBUF_INIT, table = ZLB_STRBUF_INIT;
   zlb_error_t err = ZLB_ERROR_INIT;
   const char *dir = NULL, *out = NULL;
+  zlb_strvec_t args = ZLB_STRVEC_INIT;
   size_t ok = 0, failed = 0;
   int quiet = 0, rc = ZLB_EXIT_OK;
 
-  for (int i = 1; i < argc; i++) {
-    const char *value;
-    int r;
-    if (zlb_cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      return ZLB_EXIT_OK;
-    }
-    r = zlb_cli_opt(argc, argv, &i, "--out", &value);
-    if (r < 0)
-      return ZLB_EXIT_USAGE;
-    if (r > 0) {
-      out = value;
-    } else if (zlb_cli_flag(argv, i, "--quiet")) {
-      quiet = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      zlb_cli_errorf("summary: unknown option '%s' (see 'zlbench summary "
-                     "--help')",
-                     argv[i]);
-      return ZLB_EXIT_USAGE;
-    } else if (dir) {
-      zlb_cli_errorf("summary: unexpected argument '%s': give one folder",
-                     argv[i]);
-      return ZLB_EXIT_USAGE;
-    } else {
-      dir = argv[i];
+  {
+    const zlb_cli_option_t opts[] = {
+        ZLB_CLI_STRING("--out", "FILE", &out, "write the CSV to FILE instead of DIR/summary.csv"),
+        ZLB_CLI_FLAG("--quiet", &quiet, "do not print the geometric-mean table"),
+        ZLB_CLI_HELP_OPT,
+        ZLB_CLI_END,
+    };
+    switch (zlb_cli_parse("summary", opts, argc, argv, &args, NULL)) {
+    case ZLB_CLI_HELP:
+      usage(stdout, opts);
+      goto out;
+    case ZLB_CLI_BAD:
+      rc = ZLB_EXIT_USAGE;
+      goto out;
+    default:
+      break;
     }
   }
+  if (args.n > 1) {
+    zlb_cli_errorf("summary: unexpected argument '%s': give one folder", args.v[1]);
+    rc = ZLB_EXIT_USAGE;
+    goto out;
+  }
+  dir = args.n ? args.v[0] : NULL;
   if (!dir) {
     zlb_cli_errorf("summary: missing folder: usage: zlbench summary DIR "
                    "[--out FILE] [--quiet]");
-    return ZLB_EXIT_USAGE;
+    rc = ZLB_EXIT_USAGE;
+    goto out;
   }
   if (!zlb_is_dir(dir)) {
     if (zlb_path_exists(dir))
@@ -72,7 +72,8 @@ int zlb_cmd_summary(int argc, char **argv) {
                      dir);
     else
       zlb_cli_errorf("summary: folder '%s' does not exist", dir);
-    return ZLB_EXIT_USAGE;
+    rc = ZLB_EXIT_USAGE;
+    goto out;
   }
 
   if (zlb_summary_scan_dir(&s, dir, &err) != 0) {
@@ -112,5 +113,6 @@ out:
   zlb_summary_release(&s);
   zlb_strbuf_release(&path);
   zlb_strbuf_release(&table);
+  zlb_strvec_release(&args);
   return rc;
 }

@@ -1,4 +1,4 @@
-/* Messages, exit codes and option parsing shared by the subcommands. */
+/* Messages and exit codes shared by the subcommands. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,24 +41,3 @@ int zlb_cli_fail(const zlb_error_t *err) {
 int zlb_cli_is_help(const char *arg) {
   return !strcmp(arg, "-h") || !strcmp(arg, "--help");
 }
-
-int zlb_cli_opt(int argc, char **argv, int *i, const char *name, const char **value) {
-  const char *a = argv[*i];
-  size_t n = strlen(name);
-  if (strncmp(a, name, n))
-    return 0;
-  if (a[n] == '=') {
-    *value = a + n + 1;
-    return 1;
-  }
-  if (a[n] != '\0')
-    return 0;
-  if (*i + 1 >= argc) {
-    zlb_cli_errorf("option '%s' needs a value", name);
-    return -1;
-  }
-  *value = argv[++*i];
-  return 1;
-}
-
-int zlb_cli_flag(char **argv, int i, const char *name) { return !strcmp(argv[i], name); }

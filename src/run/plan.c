@@ -1,8 +1,30 @@
-/* The stage plan a backend's capabilities produce, for `zlbench plan`. */
+/* The stage plan a backend's capabilities produce, for `zlbench plan`: the
+ * timer, dtypes and capture denial come from the run's own resolution
+ * (resolve.c), so the plan cannot tell a different story from the run. */
 #include <stdio.h>
 #include <string.h>
 
 #include "run_int.h"
+
+/* "name (vendor)", and why the backend cannot open here, on one line: a
+ * vendor message may hold newlines. */
+static void backend_line(zlb_strbuf_t *out, const zlb_backend_desc_t *d, const zlb_backend_t *b,
+                         const zlb_error_t *probe) {
+  zlb_strbuf_addf(out, "backend:      %s (%s)", d->name, d->vendor);
+  if (!b) {
+    char msg[sizeof(probe->msg)];
+    size_t n;
+    zlb_strlcpy(msg, probe->msg[0] ? probe->msg : zlb_strerror(probe->code), sizeof(msg));
+    for (char *p = msg; *p; p++)
+      if (*p == '\n' || *p == '\r')
+        *p = ' ';
+    n = strlen(msg);
+    while (n && msg[n - 1] == ' ')
+      msg[--n] = '\0';
+    zlb_strbuf_addf(out, "  [unavailable here: %s]", msg);
+  }
+  zlb_strbuf_addstr(out, "\n");
+}
 
 int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
   const zlb_backend_desc_t *d = NULL;
@@ -11,49 +33,60 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
   const zlb_op_entry_t *e = NULL;
   zlb_timer_kind_t t;
   zlb_error_t probe = ZLB_ERROR_INIT;
-  char caps[128];
+  zlb_strbuf_t dts = ZLB_STRBUF_INIT;
+  char caps[128], deny_source[128];
+  uint32_t dtypes = 0;
   int rc = 0, denied = 0;
 
+  /* Libraries first, as the run loads them: one may add the backend. */
+  if (o->libs)
+    for (size_t i = 0; i < o->libs->n && !rc; i++)
+      rc = zlb_ops_load_library(&ops, o->libs->v[i], err);
+  if (!rc)
+    rc = zlb_ops_load_env(&ops, err);
+  if (rc)
+    goto out;
   if (!o->backend || !*o->backend || !strcmp(o->backend, "auto")) {
     if ((rc = zlb_backend_open_auto(&b, NULL, 0, err)))
-      return rc;
+      goto out;
     d = b->desc;
   } else if ((rc = zlb_backend_lookup(o->backend, &d, err))) {
-    return rc;
+    goto out;
   } else if (zlb_backend_open(d, &b, &probe)) {
     b = NULL;
   }
+  if ((rc = zlb__resolve_timer(o, d, &t, err)))
+    goto out;
   zlb_caps_format(d->caps, caps, sizeof(caps));
-  t = zlb_timer_resolve(o->timer, d->caps);
-  zlb_strbuf_addf(out, "backend:      %s (%s)%s%s\n", d->name, d->vendor,
-                  b ? "" : "  [unavailable here: ", b ? "" : probe.msg);
-  if (!b)
-    zlb_strbuf_addstr(out, "]\n");
+  backend_line(out, d, b, &probe);
   zlb_strbuf_addf(out, "capabilities: %s\n", caps);
   zlb_strbuf_addf(out, "visibility:   %s\n", d->visibility_env ? d->visibility_env : "-");
   zlb_strbuf_addf(out, "timer:        %s (requested %s)\n", zlb_timer_name(t),
                   zlb_timer_name(o->timer));
 
   if (o->op) {
-    if (o->libs)
-      for (size_t i = 0; i < o->libs->n && !rc; i++)
-        rc = zlb_ops_load_library(&ops, o->libs->v[i], err);
-    if (!rc)
-      rc = zlb_ops_load_env(&ops, err);
-    if (!rc && !zlb_ops_find(&ops, o->op, d->name))
-      zlb_ops_load_builtin(&ops, d->name, &probe);
-    if (!rc && !(e = zlb_ops_find(&ops, o->op, d->name)))
+    zlb_error_t be = ZLB_ERROR_INIT;
+    if (!zlb_ops_find(&ops, o->op, d->name))
+      zlb_ops_load_builtin(&ops, d->name, &be);
+    if (!(e = zlb_ops_find(&ops, o->op, d->name))) {
       rc = zlb_ops_unknown(&ops, o->op, d->name, err);
-    if (rc)
       goto out;
-    denied = o->deny_ops && zlb_strvec_find(o->deny_ops, o->op) >= 0;
+    }
+    if ((rc = zlb__resolve_dtypes(o, e->op, &dtypes, err)) ||
+        (rc = zlb__resolve_deny(o, e->op->name, &denied, deny_source, sizeof(deny_source),
+                                err)))
+      goto out;
+    zlb_dtype_mask_format(dtypes, &dts);
     zlb_strbuf_addf(out, "operator:     %s (family %s) from %s\n", e->op->name,
                     e->op->family, e->library);
+    zlb_strbuf_addf(out, "dtypes:       %s\n", dts.buf);
     zlb_strbuf_addf(out, "baseline:     %s%s\n", e->op->baseline.name,
                     e->op->baseline.flags & ZLB_IMPL_NO_CAPTURE ? " (synchronises with the host)" : "");
     zlb_strbuf_addf(out, "candidate:    %s%s%s\n", e->op->candidate.name,
                     e->op->candidate.flags & ZLB_IMPL_NO_CAPTURE ? " (synchronises with the host)" : "",
                     e->op->candidate.flags & ZLB_IMPL_AUTOTUNES ? " (autotunes)" : "");
+    if (denied)
+      zlb_strbuf_addf(out, "capture:      denied (%s)\n", deny_source);
   }
 
   zlb_strbuf_addstr(out, "\nstages, per dtype and shape:\n");
@@ -64,9 +97,9 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
   zlb_strbuf_addstr(out, "  3. accuracy: poison outputs, one call of each, compare "
                          "(FAILED row on mismatch, never a latency)\n");
   if (t == ZLB_TIMER_GRAPH && denied) {
-    zlb_strbuf_addf(out, "  4. time each: capture denied -> direct timer, marked "
+    zlb_strbuf_addf(out, "  4. time each: capture denied (%s) -> direct timer, marked "
                          "fallback(phase=deny,repeat=%d)\n",
-                    o->timing.repeat);
+                    deny_source, o->timing.repeat);
   } else if (t == ZLB_TIMER_GRAPH) {
     zlb_strbuf_addf(out,
                     "  4. time each with the graph timer: warm-up on the caller's stream, "
@@ -82,6 +115,16 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
     if (e && ((e->op->baseline.flags | e->op->candidate.flags) & ZLB_IMPL_NO_CAPTURE))
       zlb_strbuf_addstr(out, "     (this operator synchronises with the host: expect the "
                              "capture to be refused)\n");
+  } else if (t == ZLB_TIMER_CUPTI) {
+    zlb_strbuf_addf(out,
+                    "  4. time each with the cupti timer: kernel-only time per call from the "
+                    "activity tracer, every kernel\n"
+                    "     of the call summed; estimate, warm-up %.0f ms, %.0f ms of samples, "
+                    "%s outside the traced interval,\n"
+                    "     %s; repeated %d time(s), median over repeats\n",
+                    o->timing.warmup_ms, o->timing.rep_ms,
+                    (d->caps & ZLB_CAP_L2_FLUSH) && !o->no_flush ? "L2 flush" : "no flush",
+                    zlb_return_mode_name(o->timing.return_mode), o->timing.repeat);
   } else {
     zlb_strbuf_addf(out,
                     "  4. time each with the direct timer: estimate, warm-up %.0f ms, "
@@ -97,5 +140,6 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
 out:
   zlb_backend_close(b);
   zlb_op_set_release(&ops);
+  zlb_strbuf_release(&dts);
   return rc;
 }

@@ -83,28 +83,6 @@ static int load_libraries(zlb__run_t *r, zlb_error_t *err) {
   return zlb_ops_load_env(&r->ops, err);
 }
 
-static int resolve_dtypes(zlb__run_t *r, zlb_error_t *err) {
-  uint32_t want = r->o->dtypes, have = r->op->dtypes;
-  zlb_strbuf_t a = ZLB_STRBUF_INIT, b = ZLB_STRBUF_INIT;
-  if (!want) {
-    r->dtypes = have & ZLB_DT_FLOATS;
-    if (!r->dtypes)
-      r->dtypes = have;
-    return 0;
-  }
-  r->dtypes = want & have;
-  if (r->dtypes)
-    return 0;
-  zlb_dtype_mask_format(want, &a);
-  zlb_dtype_mask_format(have, &b);
-  zlb_error_set(err, ZLB_EINVAL,
-                "operator '%s' supports none of the requested dtypes (%s); it supports %s",
-                r->op->name, a.buf, b.buf);
-  zlb_strbuf_release(&a);
-  zlb_strbuf_release(&b);
-  return ZLB_EINVAL;
-}
-
 static int resolve_shapes(zlb__run_t *r, zlb_error_t *err) {
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   int host = !strcmp(r->b->desc->name, "host"), rc;
@@ -121,37 +99,6 @@ static int resolve_shapes(zlb__run_t *r, zlb_error_t *err) {
   rc = zlb_shapes_resolve(p.len ? p.buf : NULL, r->op->name, r->op->family, r->o->level,
                           host, &r->shapes, err);
 out:
-  zlb_strbuf_release(&p);
-  return rc;
-}
-
-static int resolve_deny(zlb__run_t *r, zlb_error_t *err) {
-  zlb_strvec_t denied = ZLB_STRVEC_INIT;
-  zlb_strbuf_t p = ZLB_STRBUF_INIT;
-  int rc = 0;
-  if (r->o->deny_ops && zlb_strvec_find(r->o->deny_ops, r->op->name) >= 0) {
-    r->deny = 1;
-    zlb_strlcpy(r->deny_source, "--deny-capture", sizeof(r->deny_source));
-    goto out;
-  }
-  if (r->o->deny_file) {
-    zlb_strbuf_addstr(&p, r->o->deny_file);
-  } else {
-    if (zlb_assets_dir(&p, NULL))
-      goto out;
-    zlb_strbuf_addstr(&p, "/capture_deny.yaml");
-    if (!zlb_path_exists(p.buf))
-      goto out;
-  }
-  if ((rc = zlb_deny_load(p.buf, &denied, err)))
-    goto out;
-  if (zlb_strvec_find(&denied, r->op->name) >= 0) {
-    const char *slash = strrchr(p.buf, '/');
-    r->deny = 1;
-    zlb_strlcpy(r->deny_source, slash ? slash + 1 : p.buf, sizeof(r->deny_source));
-  }
-out:
-  zlb_strvec_release(&denied);
   zlb_strbuf_release(&p);
   return rc;
 }
@@ -269,22 +216,17 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
   }
   r.op = r.entry->op;
   env_init(&r);
-  if ((rc = resolve_dtypes(&r, err)) || (rc = resolve_shapes(&r, err)) ||
-      (rc = resolve_deny(&r, err)))
+  if ((rc = zlb__resolve_dtypes(o, r.op, &r.dtypes, err)) || (rc = resolve_shapes(&r, err)) ||
+      (rc = zlb__resolve_deny(o, r.op->name, &r.deny, r.deny_source,
+                              sizeof(r.deny_source), err)))
     goto out;
   r.timing = o->timing;
   if (!o->no_flush && !r.timing.flush_bytes && (r.b->desc->caps & ZLB_CAP_L2_FLUSH))
     r.timing.flush_bytes = r.b->desc->flush_bytes;
   if (o->no_flush)
     r.timing.flush_bytes = 0;
-  r.timer = zlb_timer_resolve(o->timer, r.b->desc->caps);
-  if (r.timer == ZLB_TIMER_CUPTI && !r.b->v->trace_begin) {
-    rc = zlb_error_set(err, ZLB_EINVAL,
-                       "--timer cupti needs a kernel activity tracer, and backend '%s' has "
-                       "none (CUDA has one, through CUPTI)",
-                       r.b->desc->name);
+  if ((rc = zlb__resolve_timer(o, r.b->desc, &r.timer, err)))
     goto out;
-  }
   if ((rc = open_outputs(&r, err)))
     goto out;
   if ((rc = r.b->v->stream_create(r.b, &r.stream, err)) ||

@@ -120,6 +120,21 @@ typedef struct zlb__run {
   size_t pool_bytes;
 } zlb__run_t;
 
+/* resolve.c: what the run decides before measuring; zlb_run_plan() calls
+ * the same functions. Each returns 0 or a ZLB code with err set. */
+/* The dtypes to run: the requested ones the operator has, or its float
+ * dtypes when none were requested (all of them if it has no float one). */
+int zlb__resolve_dtypes(const zlb_run_opts_t *o, const zlb_op_t *op, uint32_t *out,
+                        zlb_error_t *err);
+/* Whether capture is denied for `op` (--deny-capture, then --deny-file or
+ * assets/capture_deny.yaml); `source` names where the denial came from. */
+int zlb__resolve_deny(const zlb_run_opts_t *o, const char *op, int *deny, char *source,
+                      size_t len, zlb_error_t *err);
+/* The timer the request resolves to on backend `d`; --timer cupti without
+ * an activity tracer is an error. */
+int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
+                       zlb_timer_kind_t *out, zlb_error_t *err);
+
 /* case.c: the host buffers */
 /** A host buffer of at least n bytes in a slot, kept for later cases. */
 void *zlb__host_buf(zlb__run_t *r, int slot, size_t n);

@@ -1,0 +1,137 @@
+/* The table-driven option parser every subcommand uses, and the options part
+ * of --help generated from the same tables. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Column where the help text starts ("  --name ARG" is padded to it). */
+#define HELP_COL 24
+
+int zlb_cli_bad_value(const char *opt, const char *value, const char *want) {
+  zlb_cli_errorf("invalid value '%s' for %s: expected %s", value, opt, want);
+  return -1;
+}
+
+/* The entry named `name` (its first `len` characters), looking into
+ * included tables too; NULL when there is none. */
+static const zlb_cli_option_t *find(const zlb_cli_option_t *opts, const char *name, size_t len) {
+  for (const zlb_cli_option_t *o = opts; o->kind != ZLB_CLI_KIND_END; o++) {
+    if (o->kind == ZLB_CLI_KIND_INCLUDE) {
+      const zlb_cli_option_t *f = find(o->ptr, name, len);
+      if (f)
+        return f;
+      continue;
+    }
+    if (o->kind == ZLB_CLI_KIND_SECTION)
+      continue;
+    if ((o->name && strlen(o->name) == len && !strncmp(o->name, name, len)) ||
+        (o->alias && strlen(o->alias) == len && !strncmp(o->alias, name, len)))
+      return o;
+  }
+  return NULL;
+}
+
+static int store(const zlb_cli_option_t *o, const char *name, const char *value) {
+  switch (o->kind) {
+  case ZLB_CLI_KIND_FLAG:
+    if (o->ptr)
+      *(int *)o->ptr = 1;
+    return 0;
+  case ZLB_CLI_KIND_STRING:
+    *(const char **)o->ptr = value;
+    return 0;
+  case ZLB_CLI_KIND_LIST:
+    zlb_strvec_push(o->ptr, value);
+    return 0;
+  case ZLB_CLI_KIND_SPLIT:
+    zlb_strvec_split(o->ptr, value, ',');
+    return 0;
+  case ZLB_CLI_KIND_CALLBACK:
+    return o->fn(o, name, value, o->ptr);
+  default:
+    return -1;
+  }
+}
+
+int zlb_cli_parse(const char *cmd, const zlb_cli_option_t *opts, int argc, char **argv,
+                  zlb_strvec_t *args, zlb_strvec_t *pass) {
+  int only_args = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *eq, *value = NULL;
+    const zlb_cli_option_t *o;
+    size_t len;
+    int first = i;
+
+    if (only_args || a[0] != '-' || !a[1]) {
+      zlb_strvec_push(args, a);
+      continue;
+    }
+    if (!strcmp(a, "--")) {
+      only_args = 1;
+      continue;
+    }
+    if (zlb_cli_is_help(a))
+      return ZLB_CLI_HELP;
+    eq = strchr(a, '=');
+    len = eq ? (size_t)(eq - a) : strlen(a);
+    o = a[1] == '-' ? find(opts, a, len) : NULL;
+    if (!o) {
+      zlb_cli_errorf("unknown option '%.*s' for 'zlbench %s' (see zlbench %s --help)",
+                     (int)len, a, cmd, cmd);
+      return ZLB_CLI_BAD;
+    }
+    if (!o->arg) {
+      if (eq) {
+        zlb_cli_errorf("option '%.*s' takes no value (given '%s')", (int)len, a, eq + 1);
+        return ZLB_CLI_BAD;
+      }
+    } else if (eq) {
+      value = eq + 1;
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      zlb_cli_errorf("option '%s' needs a value (%s %s)", a, a, o->arg);
+      return ZLB_CLI_BAD;
+    }
+    {
+      char name[64];
+      snprintf(name, sizeof(name), "%.*s", (int)len, a);
+      if (store(o, name, value))
+        return ZLB_CLI_BAD;
+    }
+    if (pass && (o->flags & ZLB_CLI_PASS))
+      for (int k = first; k <= i; k++)
+        zlb_strvec_push(pass, argv[k]);
+  }
+  return ZLB_CLI_PARSED;
+}
+
+void zlb_cli_help(FILE *f, const zlb_cli_option_t *opts) {
+  for (const zlb_cli_option_t *o = opts; o->kind != ZLB_CLI_KIND_END; o++) {
+    char head[64];
+    const char *h = o->help ? o->help : "", *nl;
+    int n;
+    if (o->kind == ZLB_CLI_KIND_INCLUDE) {
+      zlb_cli_help(f, o->ptr);
+      continue;
+    }
+    if (o->kind == ZLB_CLI_KIND_SECTION) {
+      fprintf(f, "%s\n", h);
+      continue;
+    }
+    n = snprintf(head, sizeof(head), "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+    if (n < 0)
+      continue;
+    /* A head too long for its column gets its text on the next line. */
+    if (n > HELP_COL - 4)
+      fprintf(f, "  %s\n%*s", head, HELP_COL, "");
+    else
+      fprintf(f, "  %-*s", HELP_COL - 2, head);
+    while ((nl = strchr(h, '\n'))) {
+      fprintf(f, "%.*s\n%*s", (int)(nl - h), h, HELP_COL, "");
+      h = nl + 1;
+    }
+    fprintf(f, "%s\n", h);
+  }
+}

@@ -1,0 +1,78 @@
+/* What a run decides before it measures (dtypes, capture denial, timer),
+ * shared by zlb_run() and zlb_run_plan() so the plan shows what the run does. */
+#include <stdio.h>
+#include <string.h>
+
+#include "run_int.h"
+
+int zlb__resolve_dtypes(const zlb_run_opts_t *o, const zlb_op_t *op, uint32_t *out,
+                        zlb_error_t *err) {
+  uint32_t want = o->dtypes, have = op->dtypes;
+  zlb_strbuf_t a = ZLB_STRBUF_INIT, b = ZLB_STRBUF_INIT;
+  if (!want) {
+    *out = have & ZLB_DT_FLOATS;
+    if (!*out)
+      *out = have;
+    return 0;
+  }
+  *out = want & have;
+  if (*out)
+    return 0;
+  zlb_dtype_mask_format(want, &a);
+  zlb_dtype_mask_format(have, &b);
+  zlb_error_set(err, ZLB_EINVAL,
+                "operator '%s' supports none of the requested dtypes (%s); it supports %s",
+                op->name, a.buf, b.buf);
+  zlb_strbuf_release(&a);
+  zlb_strbuf_release(&b);
+  return ZLB_EINVAL;
+}
+
+int zlb__resolve_deny(const zlb_run_opts_t *o, const char *op, int *deny, char *source,
+                      size_t len, zlb_error_t *err) {
+  zlb_strvec_t denied = ZLB_STRVEC_INIT;
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  int rc = 0;
+  *deny = 0;
+  if (len)
+    source[0] = '\0';
+  if (o->deny_ops && zlb_strvec_find(o->deny_ops, op) >= 0) {
+    *deny = 1;
+    zlb_strlcpy(source, "--deny-capture", len);
+    goto out;
+  }
+  if (o->deny_file) {
+    zlb_strbuf_addstr(&p, o->deny_file);
+  } else {
+    /* No assets folder or no default list: nothing is denied. */
+    if (zlb_assets_dir(&p, NULL))
+      goto out;
+    zlb_strbuf_addstr(&p, "/capture_deny.yaml");
+    if (!zlb_path_exists(p.buf))
+      goto out;
+  }
+  if ((rc = zlb_deny_load(p.buf, &denied, err)))
+    goto out;
+  if (zlb_strvec_find(&denied, op) >= 0) {
+    const char *slash = strrchr(p.buf, '/');
+    *deny = 1;
+    zlb_strlcpy(source, slash ? slash + 1 : p.buf, len);
+  }
+out:
+  zlb_strvec_release(&denied);
+  zlb_strbuf_release(&p);
+  return rc;
+}
+
+int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
+                       zlb_timer_kind_t *out, zlb_error_t *err) {
+  *out = zlb_timer_resolve(o->timer, d->caps);
+  /* The vtable, not an opened backend: the plan answers for a backend this
+   * machine cannot open, as the run would on a machine that can. */
+  if (*out == ZLB_TIMER_CUPTI && !(d->vtbl && d->vtbl->trace_begin))
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--timer cupti needs a kernel activity tracer, and backend '%s' has "
+                         "none (CUDA has one, through CUPTI)",
+                         d->name);
+  return 0;
+}
