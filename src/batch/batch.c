@@ -69,6 +69,11 @@ void zlb_batch_opts_release(zlb_batch_opts_t *o) {
   zlb_strvec_release(&o->replay);
 }
 
+void zlb__batch_stop(zlb__batch_t *b, const zlb_error_t *e) {
+  if (!b->fatal.code)
+    b->fatal = *e;
+}
+
 static void stop_all(zlb__batch_t *b) {
   for (size_t i = 0; i < b->njobs; i++)
     if (b->jobs[i].state == ZLB__JOB_RUNNING)
@@ -79,6 +84,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   zlb__batch_t b;
   zlb__registered_t reg;
   zlb_strvec_t sel = ZLB_STRVEC_INIT;
+  zlb_error_t e = ZLB_ERROR_INIT;
   int ndev = 0, rc;
   double last_status = 0;
 
@@ -170,11 +176,13 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     j->t0 = zlb_now_s();
     if (zlb__try_replay(&b, j)) {
       res->replayed++;
-      zlb__finish_job(&b, j, err);
+      zlb__finish_job(&b, j);
     }
+    if (b.fatal.code)
+      break;
   }
 
-  while (!(o->interrupted && *o->interrupted)) {
+  while (!(o->interrupted && *o->interrupted) && !b.fatal.code) {
     int running = 0, pending = 0;
     for (size_t d = 0; d < b.devices.n; d++) {
       int busy = 0;
@@ -192,17 +200,15 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
         zlb__rmtree(dir.buf);
         zlb_strbuf_release(&dir);
         j->t0 = zlb_now_s();
-        if ((rc = zlb__start_child(&b, j, err))) {
-          stop_all(&b);
-          goto out;
-        }
+        if (zlb__start_child(&b, j, &e))
+          zlb__batch_stop(&b, &e);
         break;
       }
     }
     for (size_t i = 0; i < b.njobs; i++) {
       zlb__job_t *j = &b.jobs[i];
       if (j->state == ZLB__JOB_RUNNING && zlb_child_poll(&j->child, o->grace_s))
-        zlb__on_child_exit(&b, j, err);
+        zlb__on_child_exit(&b, j);
       if (j->state == ZLB__JOB_RUNNING)
         running++;
       else if (j->state == ZLB__JOB_QUEUED)
@@ -216,17 +222,33 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     }
     zlb_sleep_ms(20);
   }
-  if (o->interrupted && *o->interrupted) {
+  /* Stopped (interrupted, or the environment failed): the running children
+   * are stopped and reaped; what finished stays, and is written below. */
+  if ((o->interrupted && *o->interrupted) || b.fatal.code)
     stop_all(&b);
+  if (o->interrupted && *o->interrupted)
     res->interrupted = 1;
-  }
-  zlb__batch_write_status(&b, err);
-  zlb__batch_write_summary(&b, err);
-  zlb__batch_write_identity(&b, 1, err);
+  /* Write everything that can be written; the first failure is reported. */
+  zlb_error_clear(&e);
+  if (zlb__batch_write_status(&b, &e))
+    zlb__batch_stop(&b, &e);
+  zlb_error_clear(&e);
+  if (zlb__batch_write_summary(&b, &e))
+    zlb__batch_stop(&b, &e);
+  zlb_error_clear(&e);
+  if (zlb__batch_write_identity(&b, 1, &e))
+    zlb__batch_stop(&b, &e);
   res->seconds = zlb_now_s() - b.t0;
-  rc = res->interrupted ? zlb_error_set(err, ZLB_EINTR, "interrupted: %d of %d operators finished",
-                                        res->done, res->total)
-                        : 0;
+  if (b.fatal.code) {
+    if (err)
+      *err = b.fatal;
+    rc = b.fatal.code;
+  } else {
+    rc = res->interrupted ? zlb_error_set(err, ZLB_EINTR,
+                                          "interrupted: %d of %d operators finished",
+                                          res->done, res->total)
+                          : 0;
+  }
 out:
   for (size_t i = 0; i < b.njobs; i++)
     free(b.jobs[i].l2);

@@ -10,7 +10,8 @@
 int zlb__rmtree(const char *path);
 /* Copy a folder tree, skipping entries named `skip` (NULL: none). */
 int zlb__copytree(const char *from, const char *to, const char *skip);
-/* Move every entry of `from` into `to` (replacing same-named entries). */
+/* Move every entry of `from` into `to` (replacing same-named entries);
+ * -1 with errno set when one cannot be moved. */
 int zlb__move_contents(const char *from, const char *to);
 
 /* One row of ops_status.csv. */
@@ -78,6 +79,9 @@ typedef struct zlb__batch {
   zlb_strbuf_t status_path;
   double t0;
   char started[32];
+  /* The first failure of the environment (a write that failed, a child
+   * that could not write its results): the batch stops on it. */
+  zlb_error_t fatal;
 } zlb__batch_t;
 
 /* The operators a loaded library registers for the backend, with dtypes. */
@@ -89,6 +93,9 @@ typedef struct zlb__registered {
 /* An operator's final status counts as a success: measured ("ok"), reused
  * ("replayed") or measured with capture denied ("ok_capture_denied"). */
 int zlb__status_is_ok(const char *status);
+
+/* Record `e` as the reason the batch stops (the first one wins). */
+void zlb__batch_stop(zlb__batch_t *b, const zlb_error_t *e);
 
 /* discover.c: helper children (the parent initialises no runtime). */
 void zlb__push_libs(const zlb_batch_opts_t *o, zlb_strvec_t *argv);
@@ -103,11 +110,12 @@ int zlb__select_ops(zlb__batch_t *b, const zlb__registered_t *reg, zlb_strvec_t 
 /* job.c: one operator's state machine. */
 int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
 /* A child ended: retry, advance, fall back a level, or finish. */
-void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
+void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j);
 /* Reuse finished results from --replay/--replay-from; 1 when reused. */
 int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j);
-/* The job's row is final: count it, write .complete and ops_status.csv. */
-void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
+/* The job's row is final: count it, write .complete and ops_status.csv
+ * (a failed write stops the batch). */
+void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j);
 
 /* outputs.c: everything the batch writes outside the attempt folders. */
 void zlb__op_dir(const zlb__batch_t *b, const char *op, zlb_strbuf_t *out);
@@ -115,7 +123,7 @@ int zlb__is_complete(const zlb__batch_t *b, const char *op);
 /* Timer of a finished child from the run_identity.json in `dir`. */
 void zlb__read_timer(const char *dir, char *timer, size_t len);
 int zlb__batch_write_status(zlb__batch_t *b, zlb_error_t *err);
-void zlb__batch_write_complete(zlb__batch_t *b, zlb__job_t *j);
+int zlb__batch_write_complete(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
 int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err);
 int zlb__batch_write_summary(zlb__batch_t *b, zlb_error_t *err);
 

@@ -1,6 +1,7 @@
 /* One operator's job: start a `zlbench run` child per unit, then retry,
  * re-run with capture denied, fall back to one child per dtype, or finish;
  * and the reuse of finished results (--replay). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,8 @@ int zlb__status_is_ok(const char *status) {
          !strcmp(status, "ok_capture_denied");
 }
 
-void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
+void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j) {
+  zlb_error_t e = ZLB_ERROR_INIT;
   j->state = ZLB__JOB_DONE;
   j->row.seconds = zlb_now_s() - j->t0;
   b->res->done++;
@@ -91,8 +93,8 @@ void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
     b->res->ok++;
   else
     b->res->failed++;
-  zlb__batch_write_complete(b, j);
-  zlb__batch_write_status(b, err);
+  if (zlb__batch_write_complete(b, j, &e) || zlb__batch_write_status(b, &e))
+    zlb__batch_stop(b, &e);
   line(b, j);
 }
 /* ---- children ---------------------------------------------------------------------------- */
@@ -189,18 +191,31 @@ static void begin_level2(zlb__batch_t *b, zlb__job_t *j) {
 
 /* Move an accepted attempt to its final place: ops/<op>/ for level 1,
  * ops/<op>/<dtype>/ for level 2. */
-static void accept_attempt(zlb__batch_t *b, zlb__job_t *j, zlb__unit_t *u) {
+static int accept_attempt(zlb__batch_t *b, zlb__job_t *j, zlb__unit_t *u) {
   zlb_strbuf_t dst = ZLB_STRBUF_INIT;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  int rc = 0;
   zlb__op_dir(b, j->op, &dst);
   if (j->level == 2)
     zlb_strbuf_addf(&dst, "/%s", u->label);
-  zlb__move_contents(j->attempt_dir, dst.buf);
+  if (zlb__move_contents(j->attempt_dir, dst.buf)) {
+    /* The attempt folder is all there is of these results: keep it. */
+    zlb_error_set(&e, ZLB_EIO,
+                  "cannot move the results of '%s' from '%s' to '%s': %s; the attempt folder "
+                  "is kept; free space or fix permissions there and run the batch again",
+                  j->op, j->attempt_dir, dst.buf, strerror(errno));
+    zlb__batch_stop(b, &e);
+    rc = -1;
+    goto out;
+  }
   zlb__read_timer(dst.buf, u->timer, sizeof(u->timer));
   zlb__rmtree(j->attempt_dir);
+out:
   zlb_strbuf_release(&dst);
+  return rc;
 }
 
-static void conclude(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
+static void conclude(zlb__batch_t *b, zlb__job_t *j) {
   if (j->level == 1) {
     zlb__unit_t *u = &j->l1;
     j->row.level = 1;
@@ -249,26 +264,32 @@ static void conclude(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
     }
     zlb_strbuf_release(&failed);
   }
-  zlb__finish_job(b, j, err);
+  zlb__finish_job(b, j);
 }
 
 /* Start the current unit's next child. A child that cannot even be
- * started fails its unit, and the state machine moves on. */
-static void launch(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
+ * started fails its unit, and the state machine moves on; an attempt
+ * folder that cannot be created is the output folder failing, which stops
+ * the batch with the job left queued (a rerun resumes it). */
+static void launch(zlb__batch_t *b, zlb__job_t *j) {
   zlb_error_t e = ZLB_ERROR_INIT;
   while (zlb__start_child(b, j, &e)) {
     zlb__unit_t *u = current_unit(j);
+    if (e.code == ZLB_EIO) {
+      zlb__batch_stop(b, &e);
+      return;
+    }
     zlb_strlcpy(u->status, "spawn_error", sizeof(u->status));
     zlb_strlcpy(u->signature, e.msg, sizeof(u->signature));
     if (j->level == 2 && ++j->cur < j->nl2)
       continue;
-    conclude(b, j, err);
+    conclude(b, j);
     return;
   }
 }
 
 /* A child ended: retry, advance, fall back a level, or finish. */
-void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
+void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
   zlb__unit_t *u = current_unit(j);
   const zlb_exit_t *ex = &j->child.exit;
   char sig[320], line1[256], what[64];
@@ -288,17 +309,30 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   snprintf(sig, sizeof(sig), "%s%s%s", what, line1[0] && !ex->timed_out ? ": " : "",
            ex->timed_out ? "" : line1);
 
+  if (!ex->timed_out && !ex->signaled && ex->code == ZLB_EXIT_OUTPUT) {
+    /* The child could not write its results: the output folder is failing
+     * (full, read-only), not the operator. Retrying or splitting by dtype
+     * would only fail again and call the operator broken. */
+    zlb_error_t e = ZLB_ERROR_INIT;
+    zlb_error_set(&e, ZLB_EIO,
+                  "operator '%s' could not write its results into '%s' (%s); free space or "
+                  "fix permissions in the output folder and run the batch again to resume",
+                  j->op, j->attempt_dir, line1[0] ? line1 : what);
+    zlb__batch_stop(b, &e);
+    return;
+  }
   if (accepted) {
     u->accepted = 1;
     zlb_strlcpy(u->status, st, sizeof(u->status));
     u->signature[0] = '\0';
-    accept_attempt(b, j, u);
+    if (accept_attempt(b, j, u))
+      return;
   } else if (ex->code == ZLB_EXIT_POISONED && !ex->signaled && !ex->timed_out && !u->deny) {
     /* BENCHMARK_CAPTURE_POISONED: the operator is capture-incompatible, not
      * broken. Once more, in a fresh process, with capture denied. */
     u->deny = 1;
     zlb_strlcpy(u->signature, sig, sizeof(u->signature));
-    launch(b, j, err);
+    launch(b, j);
     return;
   } else {
     int deterministic = !strcmp(u->signature, sig);
@@ -312,7 +346,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
     /* Transient failures are retried; the same signature twice means
      * deterministic, and retrying again would only cost time. */
     if (!final && !deterministic && u->attempts <= b->o->retries) {
-      launch(b, j, err);
+      launch(b, j);
       return;
     }
   }
@@ -323,19 +357,19 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
     if (!u->accepted) {
       begin_level2(b, j);
       if (j->nl2 > 1) {
-        launch(b, j, err);
+        launch(b, j);
         return;
       }
       j->level = 1;
     }
-    conclude(b, j, err);
+    conclude(b, j);
     return;
   }
   if (++j->cur < j->nl2) {
-    launch(b, j, err);
+    launch(b, j);
     return;
   }
-  conclude(b, j, err);
+  conclude(b, j);
 }
 
 /* ---- replay and resume --------------------------------------------------------------- */

@@ -71,9 +71,10 @@ int zlb__batch_write_status(zlb__batch_t *b, zlb_error_t *err) {
   return rc;
 }
 
-void zlb__batch_write_complete(zlb__batch_t *b, zlb__job_t *j) {
+int zlb__batch_write_complete(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   zlb_jw_t jw;
+  int rc;
   zlb_jw_init(&jw, 1);
   zlb_jw_object_begin(&jw);
   zlb_jw_key_string(&jw, "operator", j->op);
@@ -86,9 +87,10 @@ void zlb__batch_write_complete(zlb__batch_t *b, zlb__job_t *j) {
   zlb__op_dir(b, j->op, &p);
   zlb_strbuf_addstr(&p, "/.complete");
   /* Atomic: a resumed batch sees a finished operator or none. */
-  zlb_write_file_atomic(p.buf, jw.out.buf, jw.out.len, NULL);
+  rc = zlb_write_file_atomic(p.buf, jw.out.buf, jw.out.len, err);
   zlb_jw_release(&jw);
   zlb_strbuf_release(&p);
+  return rc;
 }
 
 /* ---- identity and summary ------------------------------------------------------------------ */
