@@ -2,10 +2,14 @@
  * stable hash; each device runs one `zlbench run` child at a time, devices
  * in parallel. Each operator's job (job.c) handles retries, capture-poison
  * re-runs and the two-level dtype fallback. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "batch_int.h"
 
@@ -74,6 +78,54 @@ void zlb__batch_stop(zlb__batch_t *b, const zlb_error_t *e) {
     b->fatal = *e;
 }
 
+/* One batch per output folder: an exclusive flock on <out>/batch.lock,
+ * held until the batch's process ends (the kernel drops it on a crash, so
+ * a stale file blocks nothing). The file names the holder for the message
+ * a second batch gets. Close-on-exec: children must not hold it. */
+static int lock_out_dir(const char *dir, int *fd_out, zlb_error_t *err) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT, who = ZLB_STRBUF_INIT;
+  char host[256] = "", holder[320] = "";
+  int fd, rc = 0;
+  ssize_t n;
+  zlb_path_join(&p, dir, "batch.lock");
+  fd = open(p.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    rc = zlb_error_set(err, ZLB_EIO, "cannot open the lock file '%s': %s", p.buf,
+                       strerror(errno));
+    goto out;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    if (e == EWOULDBLOCK) {
+      n = pread(fd, holder, sizeof(holder) - 1, 0);
+      holder[n > 0 ? n : 0] = '\0';
+      rc = zlb_error_set(err, ZLB_EEXIST,
+                         "output folder '%s' is in use by another batch (%s); wait for it "
+                         "to end or choose another --out",
+                         dir, zlb_trim(holder)[0] ? zlb_trim(holder) : "holder unknown");
+    } else {
+      rc = zlb_error_set(err, ZLB_EIO, "cannot lock '%s': %s", p.buf, strerror(e));
+    }
+    goto out;
+  }
+  gethostname(host, sizeof(host) - 1);
+  zlb_strbuf_addf(&who, "host %s pid %ld\n", host, (long)getpid());
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, who.buf, who.len, 0) != (ssize_t)who.len) {
+    rc = zlb_error_set(err, ZLB_EIO, "cannot write the lock file '%s': %s", p.buf,
+                       strerror(errno));
+    goto out;
+  }
+out:
+  if (rc && fd >= 0) {
+    close(fd);
+    fd = -1;
+  }
+  *fd_out = fd;
+  zlb_strbuf_release(&p);
+  zlb_strbuf_release(&who);
+  return rc;
+}
+
 static void stop_all(zlb__batch_t *b) {
   for (size_t i = 0; i < b->njobs; i++)
     if (b->jobs[i].state == ZLB__JOB_RUNNING)
@@ -85,7 +137,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   zlb__registered_t reg;
   zlb_strvec_t sel = ZLB_STRVEC_INIT;
   zlb_error_t e = ZLB_ERROR_INIT;
-  int ndev = 0, rc;
+  int ndev = 0, rc, lock_fd = -1;
   double last_status = 0;
 
   memset(&b, 0, sizeof(b));
@@ -98,7 +150,8 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   zlb_strbuf_init(&b.status_path);
 
   /* Validate everything before anything runs or is written. */
-  if ((rc = zlb_check_writable_dir(o->out_dir, err)))
+  if ((rc = zlb_check_writable_dir(o->out_dir, err)) ||
+      (rc = lock_out_dir(o->out_dir, &lock_fd, err)))
     goto out;
   if ((rc = zlb__discover_devices(&b, &ndev, err)) || (rc = zlb__discover_ops(&b, &reg, err)) ||
       (rc = zlb__select_ops(&b, &reg, &sel, err)))
@@ -259,6 +312,8 @@ out:
   zlb_strvec_release(&sel);
   zlb_strvec_release(&b.devices);
   zlb_strbuf_release(&b.status_path);
+  if (lock_fd >= 0)
+    close(lock_fd); /* releases the lock; the file stays, naming the last holder */
   return rc;
 }
 
