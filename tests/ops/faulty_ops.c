@@ -1,7 +1,7 @@
 /* Test-only operators for the "test" backend: two good ones and one for each
  * way an operator can misbehave (crash, hang, ignore SIGTERM, exit for one
  * dtype, fail once, fail always, wrong result, refuse or poison capture,
- * device fault, output folder full). The batch and timing tests drive them. */
+ * device fault, output folder full, stderr flood). The batch and timing tests drive them. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 enum mode {
   M_COPY, M_SCALE, M_CRASH, M_HANG, M_HANG_NOTERM, M_DTYPE_EXIT, M_FLAKY,
-  M_ALWAYS_FAIL, M_WRONG, M_POISON, M_REFUSE, M_FAULT, M_DISK_FULL
+  M_ALWAYS_FAIL, M_WRONG, M_POISON, M_REFUSE, M_FAULT, M_DISK_FULL, M_FLOOD
 };
 
 static int mode_of(const char *name) {
@@ -25,7 +25,7 @@ static int mode_of(const char *name) {
            {"flaky", M_FLAKY},          {"always_fail", M_ALWAYS_FAIL},
            {"wrong_result", M_WRONG},   {"poison_capture", M_POISON},
            {"refuse_capture", M_REFUSE}, {"device_fault", M_FAULT},
-           {"disk_full", M_DISK_FULL}};
+           {"disk_full", M_DISK_FULL}, {"flood_stderr", M_FLOOD}};
   for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
     if (!strcmp(t[i].name, name))
       return (int)t[i].m;
@@ -154,6 +154,19 @@ static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
       exit(ZLB_EXIT_OUTPUT);
     }
   }
+  /* 20 MB of stderr after its error line, then a failing exit. */
+  if (m == M_FLOOD) {
+    static char junk[4096];
+    memset(junk, 'x', sizeof(junk) - 1);
+    junk[sizeof(junk) - 1] = '\n';
+    fprintf(stderr, "error: flood_stderr: about to write 20 MB of noise\n");
+    fflush(stderr);
+    for (int i = 0; i < 20 * 256; i++)
+      if (write(2, junk, sizeof(junk)) < 0)
+        break;
+    fprintf(stderr, "flood_stderr: last line\n");
+    exit(9);
+  }
   if (m == M_ALWAYS_FAIL) {
     fprintf(stderr, "error: always_fail: deterministic failure\n");
     exit(9);
@@ -191,6 +204,7 @@ TEST_OP(poison_capture)
 TEST_OP(refuse_capture)
 TEST_OP(device_fault)
 TEST_OP(disk_full)
+TEST_OP(flood_stderr)
 
 ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r);
 
@@ -199,7 +213,7 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
                            &op_hang,        &op_hang_ignore_term, &op_dtype_exit,
                            &op_flaky,       &op_always_fail,    &op_wrong_result,
                            &op_poison_capture, &op_refuse_capture, &op_device_fault,
-                           &op_disk_full};
+                           &op_disk_full, &op_flood_stderr};
   int rc = r->add_backend(r, &zlb_test_backend_desc);
   for (size_t i = 0; !rc && i < sizeof(all) / sizeof(all[0]); i++)
     rc = r->add_op(r, all[i]);
