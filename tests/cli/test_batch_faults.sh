@@ -72,8 +72,9 @@ done
 # No process of the batch outlives it (hung children were killed with
 # their whole group, SIGTERM-ignoring one included).
 sleep 0.2
-if ps -eo args | grep -v grep | grep -qE "zlbench run (hang|hang_ignore_term) "; then
-  ps -eo pid,pgid,args | grep "zlbench run" >&2
+# Only this test's children: other test runs may share the machine.
+if ps -eo args | grep -v grep | grep -E "zlbench run (hang|hang_ignore_term) " | grep -qF -- "--out $OUT/"; then
+  ps -eo pid,pgid,args | grep "zlbench run" | grep -F -- "--out $OUT/" >&2
   fail "a hung child outlived the batch"
 fi
 echo "ok: batch fault handling"
