@@ -25,19 +25,28 @@ typedef struct zlb_exit {
   int timed_out; /* we killed it for its time limit */
 } zlb_exit_t;
 
+/* Bytes of a child's stdout and stderr kept: the first and the last this
+ * many each, with one line in between saying how many were cut. */
+#define ZLB_CAPTURE_KEEP (64 * 1024)
+
+struct zlb__capture;
+
 typedef struct zlb_child {
   pid_t pid;     /* also its process group id */
   double started, deadline; /* monotonic seconds; deadline 0: none */
   double term_sent;         /* when SIGTERM went to the group, 0 if not */
   int done;
   zlb_exit_t exit;
+  struct zlb__capture *cap[2]; /* stdout, stderr: drained while the child runs */
 } zlb_child_t;
 
 /**
  * Start argv[0] (a path) with `env_set` ("KEY=VALUE" entries added to or
  * replacing the environment), stdout and stderr redirected to the given
  * files (NULL: /dev/null), in a new process group, dying with its parent
- * (PR_SET_PDEATHSIG). An exec failure is reported through a close-on-exec
+ * (PR_SET_PDEATHSIG). The files get at most ZLB_CAPTURE_KEEP bytes from the
+ * start and from the end of each stream (a flood fills no disk); the
+ * streams are drained by zlb_child_poll, so poll a running child often. An exec failure is reported through a close-on-exec
  * pipe as ZLB_ESPAWN naming the program and errno.
  */
 int zlb_spawn(char *const argv[], const zlb_strvec_t *env_set, const char *stdout_path,

@@ -2,12 +2,16 @@
 #ifndef ZLB_BATCH_INT_H
 #define ZLB_BATCH_INT_H
 
+#include <stdint.h>
+
 #include "zlbench/batch.h"
+#include "zlbench/device.h"
 
 int zlb__rmtree(const char *path);
 /* Copy a folder tree, skipping entries named `skip` (NULL: none). */
 int zlb__copytree(const char *from, const char *to, const char *skip);
-/* Move every entry of `from` into `to` (replacing same-named entries). */
+/* Move every entry of `from` into `to` (replacing same-named entries);
+ * -1 with errno set when one cannot be moved. */
 int zlb__move_contents(const char *from, const char *to);
 
 /* One row of ops_status.csv. */
@@ -24,6 +28,104 @@ typedef struct zlb__status_row {
   char failed_dtypes[96];
   char note[320];
 } zlb__status_row_t;
+
+/* ---- the batch's state, shared by batch.c, discover.c, job.c, outputs.c ---- */
+
+/* A unit is what one child runs: every dtype (level 1) or one (level 2). */
+typedef struct zlb__unit {
+  char label[32];     /* "all" or a dtype name */
+  char dtypes[160];   /* value for --dtypes, "" for the child's default */
+  int attempts;       /* attempts that counted against the retry budget */
+  int runs;           /* every child started for this unit */
+  int deny;           /* re-run with capture denied after a poisoned capture */
+  int accepted;       /* produced rows (exit 0 or 1) */
+  char status[32];
+  char signature[320];
+  char timer[16];
+} zlb__unit_t;
+
+typedef enum zlb__job_state {
+  ZLB__JOB_QUEUED = 0, /* waiting for its device (or for its next child) */
+  ZLB__JOB_RUNNING,    /* a child runs */
+  ZLB__JOB_DONE        /* its row is final */
+} zlb__job_state_t;
+
+typedef struct zlb__job {
+  char *op;
+  int slot;           /* index into the device list */
+  uint32_t dtypes;    /* registered dtypes */
+  int level;          /* 1, or 2 after the all-dtypes child failed */
+  zlb__unit_t l1;
+  zlb__unit_t *l2;
+  int nl2, cur;
+  zlb__job_state_t state;
+  int seq;            /* attempt folders */
+  zlb_child_t child;
+  char attempt_dir[1024];
+  double t0;
+  zlb__status_row_t row;
+} zlb__job_t;
+
+typedef struct zlb__batch {
+  const zlb_batch_opts_t *o;
+  zlb_batch_result_t *res;
+  char backend[32];
+  const zlb_backend_desc_t *desc;
+  zlb_strvec_t devices;       /* ordinals as strings */
+  zlb__job_t *jobs;
+  size_t njobs;
+  zlb__status_row_t *prev;    /* ops_status.csv of an earlier run into the same folder */
+  size_t nprev;
+  zlb_strbuf_t status_path;
+  double t0;
+  char started[32];
+  /* The first failure of the environment (a write that failed, a child
+   * that could not write its results): the batch stops on it. */
+  zlb_error_t fatal;
+} zlb__batch_t;
+
+/* The operators a loaded library registers for the backend, with dtypes. */
+typedef struct zlb__registered {
+  zlb_strvec_t names;
+  uint32_t *dtypes;
+} zlb__registered_t;
+
+/* An operator's final status counts as a success: measured ("ok"), reused
+ * ("replayed") or measured with capture denied ("ok_capture_denied"). */
+int zlb__status_is_ok(const char *status);
+
+/* Record `e` as the reason the batch stops (the first one wins). */
+void zlb__batch_stop(zlb__batch_t *b, const zlb_error_t *e);
+
+/* discover.c: helper children (the parent initialises no runtime). */
+void zlb__push_libs(const zlb_batch_opts_t *o, zlb_strvec_t *argv);
+/* Backend name and visible device count, from `zlbench devices --count`. */
+int zlb__discover_devices(zlb__batch_t *b, int *count, zlb_error_t *err);
+/* The operators registered for b->backend, from `zlbench inventory --registered`. */
+int zlb__discover_ops(zlb__batch_t *b, zlb__registered_t *reg, zlb_error_t *err);
+/* --ops, else the inventory less the dismissed; every name must be registered. */
+int zlb__select_ops(zlb__batch_t *b, const zlb__registered_t *reg, zlb_strvec_t *sel,
+                    zlb_error_t *err);
+
+/* job.c: one operator's state machine. */
+int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
+/* A child ended: retry, advance, fall back a level, or finish. */
+void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j);
+/* Reuse finished results from --replay/--replay-from; 1 when reused. */
+int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j);
+/* The job's row is final: count it, write .complete and ops_status.csv
+ * (a failed write stops the batch). */
+void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j);
+
+/* outputs.c: everything the batch writes outside the attempt folders. */
+void zlb__op_dir(const zlb__batch_t *b, const char *op, zlb_strbuf_t *out);
+int zlb__is_complete(const zlb__batch_t *b, const char *op);
+/* Timer of a finished child from the run_identity.json in `dir`. */
+void zlb__read_timer(const char *dir, char *timer, size_t len);
+int zlb__batch_write_status(zlb__batch_t *b, zlb_error_t *err);
+int zlb__batch_write_complete(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
+int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err);
+int zlb__batch_write_summary(zlb__batch_t *b, zlb_error_t *err);
 
 /* status.c */
 int zlb__status_write(const char *path, const zlb__status_row_t *rows, size_t n,

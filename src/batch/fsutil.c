@@ -91,11 +91,13 @@ int zlb__copytree(const char *from, const char *to, const char *skip) {
 int zlb__move_contents(const char *from, const char *to) {
   DIR *d = opendir(from);
   struct dirent *de;
-  int rc = 0;
+  int rc = 0, saved = 0;
   if (!d)
     return -1;
   if (mkdir(to, 0777) != 0 && errno != EEXIST) {
+    saved = errno;
     closedir(d);
+    errno = saved;
     return -1;
   }
   while (!rc && (de = readdir(d))) {
@@ -106,10 +108,14 @@ int zlb__move_contents(const char *from, const char *to) {
     zlb_path_join(&a, from, de->d_name);
     zlb_path_join(&b, to, de->d_name);
     zlb__rmtree(b.buf);
-    rc = rename(a.buf, b.buf);
+    if ((rc = rename(a.buf, b.buf)) != 0)
+      saved = errno;
     zlb_strbuf_release(&a);
     zlb_strbuf_release(&b);
   }
   closedir(d);
+  /* The caller names the reason: errno is the failed rename's. */
+  if (rc)
+    errno = saved;
   return rc;
 }

@@ -41,6 +41,126 @@ static char **make_env(const zlb_strvec_t *set) {
   return env;
 }
 
+/* A captured stream: the child writes into a pipe; the parent copies the
+ * first ZLB_CAPTURE_KEEP bytes to the file and keeps the last
+ * ZLB_CAPTURE_KEEP in a ring, written after a line saying what was cut. */
+struct zlb__capture {
+  int pipe_fd, file_fd;
+  unsigned long long total;
+  size_t head;        /* bytes written to the file so far, at most KEEP */
+  size_t ring_len, ring_pos;
+  int write_failed;   /* the file could not take a write: the rest is dropped */
+  char ring[ZLB_CAPTURE_KEEP];
+};
+
+static void cap_write(struct zlb__capture *c, const char *p, size_t n) {
+  while (n && !c->write_failed) {
+    ssize_t w = write(c->file_fd, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      c->write_failed = 1;
+      break;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+}
+
+static void cap_add(struct zlb__capture *c, const char *p, size_t n) {
+  c->total += n;
+  if (c->head < ZLB_CAPTURE_KEEP) {
+    size_t take = n < ZLB_CAPTURE_KEEP - c->head ? n : ZLB_CAPTURE_KEEP - c->head;
+    cap_write(c, p, take);
+    c->head += take;
+    p += take;
+    n -= take;
+  }
+  for (size_t i = 0; i < n; i++) {
+    c->ring[c->ring_pos] = p[i];
+    c->ring_pos = (c->ring_pos + 1) % ZLB_CAPTURE_KEEP;
+    if (c->ring_len < ZLB_CAPTURE_KEEP)
+      c->ring_len++;
+  }
+}
+
+/* Read what the pipe holds now (it is non-blocking). */
+static void cap_drain(struct zlb__capture *c) {
+  char buf[65536];
+  ssize_t n;
+  if (!c || c->pipe_fd < 0)
+    return;
+  while ((n = read(c->pipe_fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0)
+      cap_add(c, buf, (size_t)n);
+  if (n == 0) {
+    close(c->pipe_fd);
+    c->pipe_fd = -1;
+  }
+}
+
+/* The child is gone: the tail, after a line saying how much was cut. */
+static void cap_finish(struct zlb__capture **cp) {
+  struct zlb__capture *c = *cp;
+  unsigned long long cut;
+  if (!c)
+    return;
+  cap_drain(c);
+  cut = c->total - c->head - c->ring_len;
+  if (cut) {
+    char line[128];
+    int n = snprintf(line, sizeof(line), "\n[zlbench: %llu bytes of output cut here]\n", cut);
+    cap_write(c, line, (size_t)n);
+  }
+  if (c->ring_len) {
+    size_t start = (c->ring_pos + ZLB_CAPTURE_KEEP - c->ring_len) % ZLB_CAPTURE_KEEP;
+    size_t first = c->ring_len < ZLB_CAPTURE_KEEP - start ? c->ring_len : ZLB_CAPTURE_KEEP - start;
+    cap_write(c, c->ring + start, first);
+    cap_write(c, c->ring, c->ring_len - first);
+  }
+  if (c->pipe_fd >= 0)
+    close(c->pipe_fd);
+  close(c->file_fd);
+  free(c);
+  *cp = NULL;
+}
+
+/* The child's end of a stream: a pipe into a capture, or /dev/null. */
+static int cap_open(const char *path, struct zlb__capture **cp, int *child_fd) {
+  int p[2];
+  struct zlb__capture *c;
+  *cp = NULL;
+  if (!path) {
+    *child_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    return *child_fd < 0 ? -1 : 0;
+  }
+  c = zlb_xcalloc(1, sizeof(*c));
+  c->file_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (c->file_fd < 0) {
+    free(c);
+    return -1;
+  }
+  if (pipe2(p, O_CLOEXEC) != 0) {
+    close(c->file_fd);
+    free(c);
+    return -1;
+  }
+  fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+  c->pipe_fd = p[0];
+  *child_fd = p[1];
+  *cp = c;
+  return 0;
+}
+
+static void cap_abandon(struct zlb__capture **cp) {
+  if (*cp) {
+    close((*cp)->pipe_fd);
+    close((*cp)->file_fd);
+    free(*cp);
+    *cp = NULL;
+  }
+}
+
 /* Only async-signal-safe calls between fork and exec. */
 static void child_fail(int fd, int stage) {
   int e[2] = {stage, errno};
@@ -51,19 +171,19 @@ static void child_fail(int fd, int stage) {
 
 int zlb_spawn(char *const argv[], const zlb_strvec_t *env_set, const char *stdout_path,
               const char *stderr_path, double timeout_s, zlb_child_t *c, zlb_error_t *err) {
-  int pipefd[2], report[2] = {0, 0}, in_fd, out_fd, err_fd;
+  int pipefd[2], report[2] = {0, 0}, in_fd, out_fd = -1, err_fd = -1;
+  struct zlb__capture *cap[2] = {NULL, NULL};
   char **env = make_env(env_set);
   pid_t ppid = getpid(), pid;
   ssize_t n;
 
   memset(c, 0, sizeof(*c));
   in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  out_fd = open(stdout_path ? stdout_path : "/dev/null",
-                O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  err_fd = open(stderr_path ? stderr_path : "/dev/null",
-                O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (in_fd < 0 || out_fd < 0 || err_fd < 0 || pipe2(pipefd, O_CLOEXEC) != 0) {
+  if (in_fd < 0 || cap_open(stdout_path, &cap[0], &out_fd) ||
+      cap_open(stderr_path, &cap[1], &err_fd) || pipe2(pipefd, O_CLOEXEC) != 0) {
     int e = errno;
+    cap_abandon(&cap[0]);
+    cap_abandon(&cap[1]);
     if (in_fd >= 0)
       close(in_fd);
     if (out_fd >= 0)
@@ -82,6 +202,8 @@ int zlb_spawn(char *const argv[], const zlb_strvec_t *env_set, const char *stdou
     close(in_fd);
     close(out_fd);
     close(err_fd);
+    cap_abandon(&cap[0]);
+    cap_abandon(&cap[1]);
     free(env);
     return zlb_error_set(err, ZLB_ESPAWN, "cannot fork for '%s': %s", argv[0], strerror(e));
   }
@@ -120,10 +242,14 @@ int zlb_spawn(char *const argv[], const zlb_strvec_t *env_set, const char *stdou
   if (n == (ssize_t)sizeof(report)) {
     int status;
     waitpid(pid, &status, 0);
+    cap_finish(&cap[0]);
+    cap_finish(&cap[1]);
     return zlb_error_set(err, ZLB_ESPAWN, "cannot start '%s': %s (stage %d)", argv[0],
                          strerror(report[1]), report[0]);
   }
   c->pid = pid;
+  c->cap[0] = cap[0];
+  c->cap[1] = cap[1];
   c->started = zlb_now_s();
   c->deadline = timeout_s > 0 ? c->started + timeout_s : 0;
   return 0;
@@ -138,8 +264,11 @@ static void fill_exit(zlb_child_t *c, int status) {
   } else {
     c->exit.code = WEXITSTATUS(status);
   }
-  /* Leave nothing of the group behind (grandchildren included). */
+  /* Leave nothing of the group behind (grandchildren included); then
+   * nothing writes into the pipes any more. */
   kill(-c->pid, SIGKILL);
+  cap_finish(&c->cap[0]);
+  cap_finish(&c->cap[1]);
 }
 
 int zlb_child_poll(zlb_child_t *c, double grace_s) {
@@ -148,6 +277,8 @@ int zlb_child_poll(zlb_child_t *c, double grace_s) {
   double now;
   if (c->done)
     return 1;
+  cap_drain(c->cap[0]);
+  cap_drain(c->cap[1]);
   r = waitpid(c->pid, &status, WNOHANG);
   if (r == c->pid) {
     fill_exit(c, status);

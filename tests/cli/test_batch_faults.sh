@@ -73,9 +73,8 @@ done
 # their whole group, SIGTERM-ignoring one included). Only this test's
 # children count: other test runs on the machine have their own.
 sleep 0.2
-if ps -eo args | grep -v grep | grep -F -- "--out $TMP/" |
-  grep -qE "zlbench run (hang|hang_ignore_term) "; then
-  ps -eo pid,pgid,args | grep "zlbench run" | grep -F -- "--out $TMP/" >&2
+if ps -eo args | grep -v grep | grep -E "zlbench run (hang|hang_ignore_term) " | grep -qF -- "--out $OUT/"; then
+  ps -eo pid,pgid,args | grep "zlbench run" | grep -F -- "--out $OUT/" >&2
   fail "a hung child outlived the batch"
 fi
 echo "ok: batch fault handling"

@@ -1,7 +1,7 @@
 /* Test-only operators for the "test" backend: two good ones and one for each
  * way an operator can misbehave (crash, hang, ignore SIGTERM, exit for one
  * dtype, fail once, fail always, wrong result, refuse or poison capture,
- * device fault). The batch and timing tests drive them. */
+ * device fault, output folder full, stderr flood). The batch and timing tests drive them. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 enum mode {
   M_COPY, M_SCALE, M_CRASH, M_HANG, M_HANG_NOTERM, M_DTYPE_EXIT, M_FLAKY,
-  M_ALWAYS_FAIL, M_WRONG, M_POISON, M_REFUSE, M_FAULT
+  M_ALWAYS_FAIL, M_WRONG, M_POISON, M_REFUSE, M_FAULT, M_DISK_FULL, M_FLOOD
 };
 
 static int mode_of(const char *name) {
@@ -24,7 +24,8 @@ static int mode_of(const char *name) {
            {"hang_ignore_term", M_HANG_NOTERM}, {"dtype_exit", M_DTYPE_EXIT},
            {"flaky", M_FLAKY},          {"always_fail", M_ALWAYS_FAIL},
            {"wrong_result", M_WRONG},   {"poison_capture", M_POISON},
-           {"refuse_capture", M_REFUSE}, {"device_fault", M_FAULT}};
+           {"refuse_capture", M_REFUSE}, {"device_fault", M_FAULT},
+           {"disk_full", M_DISK_FULL}, {"flood_stderr", M_FLOOD}};
   for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
     if (!strcmp(t[i].name, name))
       return (int)t[i].m;
@@ -140,6 +141,32 @@ static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
     fprintf(stderr, "error: flaky: transient failure on the first attempt\n");
     exit(9);
   }
+  /* While $ZL_TEST_STATE_DIR/disk_full exists, exit as `zlbench run` does
+   * when it cannot write its results (ZLB_EXIT_OUTPUT); each child counts
+   * itself in disk_full.attempts. */
+  if (m == M_DISK_FULL) {
+    const char *dir = getenv("ZL_TEST_STATE_DIR");
+    char path[1024];
+    bump_attempts("disk_full");
+    snprintf(path, sizeof(path), "%s/disk_full", dir ? dir : ".");
+    if (dir && access(path, F_OK) == 0) {
+      fprintf(stderr, "zlbench: error: cannot write 'run.log': No space left on device\n");
+      exit(ZLB_EXIT_OUTPUT);
+    }
+  }
+  /* 20 MB of stderr after its error line, then a failing exit. */
+  if (m == M_FLOOD) {
+    static char junk[4096];
+    memset(junk, 'x', sizeof(junk) - 1);
+    junk[sizeof(junk) - 1] = '\n';
+    fprintf(stderr, "error: flood_stderr: about to write 20 MB of noise\n");
+    fflush(stderr);
+    for (int i = 0; i < 20 * 256; i++)
+      if (write(2, junk, sizeof(junk)) < 0)
+        break;
+    fprintf(stderr, "flood_stderr: last line\n");
+    exit(9);
+  }
   if (m == M_ALWAYS_FAIL) {
     fprintf(stderr, "error: always_fail: deterministic failure\n");
     exit(9);
@@ -176,6 +203,8 @@ TEST_OP(wrong_result)
 TEST_OP(poison_capture)
 TEST_OP(refuse_capture)
 TEST_OP(device_fault)
+TEST_OP(disk_full)
+TEST_OP(flood_stderr)
 
 ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r);
 
@@ -183,7 +212,8 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
   const zlb_op_t *all[] = {&op_good_copy,   &op_good_scale,     &op_crash,
                            &op_hang,        &op_hang_ignore_term, &op_dtype_exit,
                            &op_flaky,       &op_always_fail,    &op_wrong_result,
-                           &op_poison_capture, &op_refuse_capture, &op_device_fault};
+                           &op_poison_capture, &op_refuse_capture, &op_device_fault,
+                           &op_disk_full, &op_flood_stderr};
   int rc = r->add_backend(r, &zlb_test_backend_desc);
   for (size_t i = 0; !rc && i < sizeof(all) / sizeof(all[0]); i++)
     rc = r->add_op(r, all[i]);

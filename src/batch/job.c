@@ -1,0 +1,429 @@
+/* One operator's job: start a `zlbench run` child per unit, then retry,
+ * re-run with capture denied, fall back to one child per dtype, or finish;
+ * and the reuse of finished results (--replay). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch_int.h"
+#include "zlbench/ops.h"
+#include "zlbench/json.h"
+
+static const char *status_of_exit(const zlb_exit_t *ex) {
+  if (ex->timed_out)
+    return "timeout";
+  if (ex->signaled)
+    return "crashed";
+  switch (ex->code) {
+  case ZLB_EXIT_OK: return "ok";
+  case ZLB_EXIT_FAILED: return "failed_rows";
+  case ZLB_EXIT_USAGE: return "usage_error";
+  case ZLB_EXIT_UNAVAIL: return "unavailable";
+  case ZLB_EXIT_FATAL: return "fatal";
+  case ZLB_EXIT_POISONED: return "poisoned";
+  default: return "failed";
+  }
+}
+
+/* First line of stderr that says "error" (else the first non-empty one):
+ * with the exit class it is the failure's signature. */
+static void first_error_line(const char *path, char *buf, size_t len) {
+  FILE *f = fopen(path, "r");
+  char line[512];
+  buf[0] = '\0';
+  if (!f)
+    return;
+  /* Bounded: only the first 64 KiB of a child's stderr are examined. */
+  for (long read = 0; read < 65536 && fgets(line, sizeof(line), f); read += (long)strlen(line)) {
+    char *t = zlb_trim(line);
+    if (!*t)
+      continue;
+    if (!buf[0])
+      zlb_strlcpy(buf, t, len);
+    if (strstr(t, "error") || strstr(t, "Error") || strstr(t, "ERROR") ||
+        strstr(t, "BENCHMARK_CAPTURE_POISONED")) {
+      zlb_strlcpy(buf, t, len);
+      break;
+    }
+  }
+  fclose(f);
+}
+
+/* A child's results are complete when its run_identity.json was written
+ * the second time, at the end of the run ("finished" set). Exit 1 means
+ * "rows failed" only then; a child that died on the way (a sanitizer's
+ * report, a library calling exit(1)) did not finish its table. */
+static int run_finished(const char *dir) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  char *text = NULL;
+  zlb_json_t *j = NULL;
+  int done = 0;
+  zlb_path_join(&p, dir, "run_identity.json");
+  if (!zlb_read_file(p.buf, &text, NULL, NULL) &&
+      !zlb_json_parse(text, strlen(text), p.buf, &j, NULL))
+    done = zlb_json_get_string(j, "finished", NULL) != NULL;
+  zlb_json_free(j);
+  free(text);
+  zlb_strbuf_release(&p);
+  return done;
+}
+static void line(zlb__batch_t *b, zlb__job_t *j) {
+  char text[1024];
+  if (!b->o->line)
+    return;
+  snprintf(text, sizeof(text), "[%3d/%d] device %-3s %-20s %-16s attempts=%d level=%d %6.1fs%s%s\n",
+           b->res->done, b->res->total, j->row.device, j->op, j->row.status, j->row.attempts,
+           j->row.level, j->row.seconds, j->row.signature[0] ? "  " : "", j->row.signature);
+  b->o->line(b->o->cb_ctx, text);
+}
+
+int zlb__status_is_ok(const char *status) {
+  return !strcmp(status, "ok") || !strcmp(status, "replayed") ||
+         !strcmp(status, "ok_capture_denied");
+}
+
+void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  j->state = ZLB__JOB_DONE;
+  j->row.seconds = zlb_now_s() - j->t0;
+  b->res->done++;
+  if (zlb__status_is_ok(j->row.status))
+    b->res->ok++;
+  else
+    b->res->failed++;
+  if (zlb__batch_write_complete(b, j, &e) || zlb__batch_write_status(b, &e))
+    zlb__batch_stop(b, &e);
+  line(b, j);
+}
+/* ---- children ---------------------------------------------------------------------------- */
+
+static zlb__unit_t *current_unit(zlb__job_t *j) { return j->level == 1 ? &j->l1 : &j->l2[j->cur]; }
+
+int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
+  const zlb_batch_opts_t *o = b->o;
+  zlb__unit_t *u = current_unit(j);
+  zlb_strvec_t argv = ZLB_STRVEC_INIT, env = ZLB_STRVEC_INIT;
+  zlb_strbuf_t dir = ZLB_STRBUF_INIT, errpath = ZLB_STRBUF_INIT;
+  const char *dev = b->devices.v[j->slot];
+  int rc;
+
+  zlb__op_dir(b, j->op, &dir);
+  zlb_strbuf_addf(&dir, "/attempts/%d-%s", ++j->seq, u->label);
+  if ((rc = zlb_mkdirs(dir.buf, err)))
+    goto out;
+  zlb_strlcpy(j->attempt_dir, dir.buf, sizeof(j->attempt_dir));
+  zlb_path_join(&errpath, dir.buf, "stderr.log");
+
+  zlb_strvec_push(&argv, o->exe);
+  zlb_strvec_push(&argv, "run");
+  zlb_strvec_push(&argv, j->op);
+  zlb_strvec_push(&argv, "--backend");
+  zlb_strvec_push(&argv, b->backend);
+  zlb_strvec_push(&argv, "--device");
+  zlb_strvec_push(&argv, "0"); /* the only device the child can see */
+  zlb_strvec_push(&argv, "--out");
+  zlb_strvec_push(&argv, dir.buf);
+  zlb_strvec_push(&argv, "--color");
+  zlb_strvec_push(&argv, "never");
+  if (u->dtypes[0]) {
+    zlb_strvec_push(&argv, "--dtypes");
+    zlb_strvec_push(&argv, u->dtypes);
+  }
+  if (u->deny) {
+    zlb_strvec_push(&argv, "--deny-capture");
+    zlb_strvec_push(&argv, j->op);
+  }
+  for (size_t i = 0; i < o->run_args.n; i++)
+    zlb_strvec_push(&argv, o->run_args.v[i]);
+  zlb__push_libs(o, &argv);
+
+  /* Pin the child to its device through the backend's visibility key. */
+  if (b->desc && b->desc->visibility_env) {
+    zlb_strvec_pushf(&env, "%s=%s", b->desc->visibility_env, dev);
+    for (const char *const *k = b->desc->also_env; k && *k; k++)
+      zlb_strvec_pushf(&env, "%s=%s", *k, dev);
+  } else {
+    zlb_strvec_pushf(&env, "ZL_TEST_VISIBLE_DEVICES=%s", dev);
+  }
+  zlb_strvec_push(&env, "NO_COLOR=1");
+  rc = zlb_spawn(argv.v, &env, NULL, errpath.buf, o->timeout_s, &j->child, err);
+  if (!rc) {
+    u->runs++;
+    j->row.attempts++;
+    j->state = ZLB__JOB_RUNNING;
+  }
+out:
+  zlb_strvec_release(&argv);
+  zlb_strvec_release(&env);
+  zlb_strbuf_release(&dir);
+  zlb_strbuf_release(&errpath);
+  return rc;
+}
+
+static void begin_level2(zlb__batch_t *b, zlb__job_t *j) {
+  uint32_t want = 0;
+  (void)b;
+  if (b->o->dtypes.n) {
+    for (size_t i = 0; i < b->o->dtypes.n; i++) {
+      zlb_dtype_t d;
+      if (!zlb_dtype_parse(b->o->dtypes.v[i], &d))
+        want |= ZLB_DT_BIT(d);
+    }
+    want &= j->dtypes ? j->dtypes : want;
+  } else {
+    want = j->dtypes & ZLB_DT_FLOATS;
+    if (!want)
+      want = j->dtypes;
+  }
+  j->level = 2;
+  j->cur = 0;
+  j->nl2 = 0;
+  j->l2 = zlb_xcalloc(ZLB_DT_COUNT, sizeof(zlb__unit_t));
+  for (int d = 0; d < ZLB_DT_COUNT; d++)
+    if (want & ZLB_DT_BIT(d)) {
+      zlb__unit_t *u = &j->l2[j->nl2++];
+      zlb_strlcpy(u->label, zlb_dtype_name((zlb_dtype_t)d), sizeof(u->label));
+      zlb_strlcpy(u->dtypes, zlb_dtype_name((zlb_dtype_t)d), sizeof(u->dtypes));
+    }
+}
+
+/* Move an accepted attempt to its final place: ops/<op>/ for level 1,
+ * ops/<op>/<dtype>/ for level 2. */
+static int accept_attempt(zlb__batch_t *b, zlb__job_t *j, zlb__unit_t *u) {
+  zlb_strbuf_t dst = ZLB_STRBUF_INIT;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  int rc = 0;
+  zlb__op_dir(b, j->op, &dst);
+  if (j->level == 2)
+    zlb_strbuf_addf(&dst, "/%s", u->label);
+  if (zlb__move_contents(j->attempt_dir, dst.buf)) {
+    /* The attempt folder is all there is of these results: keep it. */
+    zlb_error_set(&e, ZLB_EIO,
+                  "cannot move the results of '%s' from '%s' to '%s': %s; the attempt folder "
+                  "is kept; free space or fix permissions there and run the batch again",
+                  j->op, j->attempt_dir, dst.buf, strerror(errno));
+    zlb__batch_stop(b, &e);
+    rc = -1;
+    goto out;
+  }
+  zlb__read_timer(dst.buf, u->timer, sizeof(u->timer));
+  zlb__rmtree(j->attempt_dir);
+out:
+  zlb_strbuf_release(&dst);
+  return rc;
+}
+
+static void conclude(zlb__batch_t *b, zlb__job_t *j) {
+  if (j->level == 1) {
+    zlb__unit_t *u = &j->l1;
+    j->row.level = 1;
+    zlb_strlcpy(j->row.timer, u->timer, sizeof(j->row.timer));
+    zlb_strlcpy(j->row.signature, u->signature, sizeof(j->row.signature));
+    if (u->accepted && u->deny && !strcmp(u->status, "ok")) {
+      zlb_strlcpy(j->row.status, "ok_capture_denied", sizeof(j->row.status));
+      zlb_strlcpy(j->row.note,
+                  "capture poisoned the context (BENCHMARK_CAPTURE_POISONED); re-run with "
+                  "capture denied",
+                  sizeof(j->row.note));
+    } else {
+      zlb_strlcpy(j->row.status, u->status, sizeof(j->row.status));
+    }
+  } else {
+    int good = 0;
+    zlb_strbuf_t failed = ZLB_STRBUF_INIT;
+    const zlb__unit_t *first_bad = NULL;
+    j->row.level = 2;
+    for (int i = 0; i < j->nl2; i++) {
+      zlb__unit_t *u = &j->l2[i];
+      if (u->accepted && !strcmp(u->status, "ok")) {
+        good++;
+        if (!j->row.timer[0])
+          zlb_strlcpy(j->row.timer, u->timer, sizeof(j->row.timer));
+      } else {
+        zlb_strbuf_addf(&failed, "%s%s", failed.len ? ";" : "", u->label);
+        if (!first_bad)
+          first_bad = u;
+      }
+    }
+    zlb_strlcpy(j->row.failed_dtypes, failed.buf, sizeof(j->row.failed_dtypes));
+    if (!first_bad)
+      zlb_strlcpy(j->row.status, "ok", sizeof(j->row.status));
+    else if (good)
+      zlb_strlcpy(j->row.status, "partial", sizeof(j->row.status));
+    else
+      zlb_strlcpy(j->row.status, first_bad->status, sizeof(j->row.status));
+    zlb_strlcpy(j->row.signature, first_bad ? first_bad->signature : j->l1.signature,
+                sizeof(j->row.signature));
+    {
+      zlb_strbuf_t note = ZLB_STRBUF_INIT;
+      zlb_strbuf_addf(&note, "all-dtypes child failed (%s); one child per dtype", j->l1.signature);
+      zlb_strlcpy(j->row.note, note.buf, sizeof(j->row.note));
+      zlb_strbuf_release(&note);
+    }
+    zlb_strbuf_release(&failed);
+  }
+  zlb__finish_job(b, j);
+}
+
+/* Start the current unit's next child. A child that cannot even be
+ * started fails its unit, and the state machine moves on; an attempt
+ * folder that cannot be created is the output folder failing, which stops
+ * the batch with the job left queued (a rerun resumes it). */
+static void launch(zlb__batch_t *b, zlb__job_t *j) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  while (zlb__start_child(b, j, &e)) {
+    zlb__unit_t *u = current_unit(j);
+    if (e.code == ZLB_EIO) {
+      zlb__batch_stop(b, &e);
+      return;
+    }
+    zlb_strlcpy(u->status, "spawn_error", sizeof(u->status));
+    zlb_strlcpy(u->signature, e.msg, sizeof(u->signature));
+    if (j->level == 2 && ++j->cur < j->nl2)
+      continue;
+    conclude(b, j);
+    return;
+  }
+}
+
+/* A child ended: retry, advance, fall back a level, or finish. */
+void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
+  zlb__unit_t *u = current_unit(j);
+  const zlb_exit_t *ex = &j->child.exit;
+  char sig[320], line1[256], what[64];
+  const char *st = status_of_exit(ex);
+  int accepted = !ex->timed_out && !ex->signaled &&
+                 (ex->code == ZLB_EXIT_OK || ex->code == ZLB_EXIT_FAILED) &&
+                 run_finished(j->attempt_dir);
+
+  j->state = ZLB__JOB_QUEUED;
+  zlb_exit_describe(ex, what, sizeof(what));
+  {
+    zlb_strbuf_t ep = ZLB_STRBUF_INIT;
+    zlb_path_join(&ep, j->attempt_dir, "stderr.log");
+    first_error_line(ep.buf, line1, sizeof(line1));
+    zlb_strbuf_release(&ep);
+  }
+  snprintf(sig, sizeof(sig), "%s%s%s", what, line1[0] && !ex->timed_out ? ": " : "",
+           ex->timed_out ? "" : line1);
+
+  if (!ex->timed_out && !ex->signaled && ex->code == ZLB_EXIT_OUTPUT) {
+    /* The child could not write its results: the output folder is failing
+     * (full, read-only), not the operator. Retrying or splitting by dtype
+     * would only fail again and call the operator broken. */
+    zlb_error_t e = ZLB_ERROR_INIT;
+    zlb_error_set(&e, ZLB_EIO,
+                  "operator '%s' could not write its results into '%s' (%s); free space or "
+                  "fix permissions in the output folder and run the batch again to resume",
+                  j->op, j->attempt_dir, line1[0] ? line1 : what);
+    zlb__batch_stop(b, &e);
+    return;
+  }
+  if (accepted) {
+    u->accepted = 1;
+    zlb_strlcpy(u->status, st, sizeof(u->status));
+    u->signature[0] = '\0';
+    if (accept_attempt(b, j, u))
+      return;
+  } else if (ex->code == ZLB_EXIT_POISONED && !ex->signaled && !ex->timed_out && !u->deny) {
+    /* BENCHMARK_CAPTURE_POISONED: the operator is capture-incompatible, not
+     * broken. Once more, in a fresh process, with capture denied. */
+    u->deny = 1;
+    zlb_strlcpy(u->signature, sig, sizeof(u->signature));
+    launch(b, j);
+    return;
+  } else {
+    int deterministic = !strcmp(u->signature, sig);
+    int final = ex->code == ZLB_EXIT_USAGE || ex->code == ZLB_EXIT_UNAVAIL ||
+                (ex->code == ZLB_EXIT_POISONED && u->deny);
+    if (!ex->timed_out && !ex->signaled && ex->code <= ZLB_EXIT_FAILED)
+      st = "failed"; /* exited without finishing its results */
+    u->attempts++;
+    zlb_strlcpy(u->status, st, sizeof(u->status));
+    zlb_strlcpy(u->signature, sig, sizeof(u->signature));
+    /* Transient failures are retried; the same signature twice means
+     * deterministic, and retrying again would only cost time. */
+    if (!final && !deterministic && u->attempts <= b->o->retries) {
+      launch(b, j);
+      return;
+    }
+  }
+
+  if (j->level == 1) {
+    /* No rows from the all-dtypes child: one child per dtype, so one bad
+     * dtype loses only itself (pointless for a single dtype). */
+    if (!u->accepted) {
+      begin_level2(b, j);
+      if (j->nl2 > 1) {
+        launch(b, j);
+        return;
+      }
+      j->level = 1;
+    }
+    conclude(b, j);
+    return;
+  }
+  if (++j->cur < j->nl2) {
+    launch(b, j);
+    return;
+  }
+  conclude(b, j);
+}
+
+/* ---- replay and resume --------------------------------------------------------------- */
+
+int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j) {
+  const zlb_batch_opts_t *o = b->o;
+  zlb_strbuf_t src = ZLB_STRBUF_INIT, mark = ZLB_STRBUF_INIT, dst = ZLB_STRBUF_INIT;
+  char *text = NULL;
+  zlb_json_t *done = NULL;
+  int used = 0;
+  size_t len = strlen(j->op);
+  for (size_t i = 0; i < o->replay.n; i++)
+    if (!strncmp(o->replay.v[i], j->op, len) && o->replay.v[i][len] == '=')
+      zlb_strbuf_addstr(&src, o->replay.v[i] + len + 1);
+  if (!src.len && o->replay_from)
+    zlb_strbuf_addf(&src, "%s/ops/%s", o->replay_from, j->op);
+  if (!src.len)
+    goto out;
+  zlb_path_join(&mark, src.buf, ".complete");
+  /* Only finished results are reused; anything else is measured again. */
+  if (zlb_read_file(mark.buf, &text, NULL, NULL) ||
+      zlb_json_parse(text, strlen(text), mark.buf, &done, NULL))
+    goto out;
+  zlb__op_dir(b, j->op, &dst);
+  zlb__rmtree(dst.buf);
+  if (zlb_mkdirs(dst.buf, NULL) || zlb__copytree(src.buf, dst.buf, "attempts"))
+    goto out;
+  {
+    zlb_strbuf_t p = ZLB_STRBUF_INIT;
+    zlb_path_join(&p, dst.buf, ".complete");
+    unlink(p.buf);
+    zlb_strbuf_release(&p);
+  }
+  {
+    /* "replayed" for reused successes; a reused failure stays visible as
+     * one ("replayed_timeout"). */
+    const char *orig = zlb_json_get_string(done, "status", "unknown");
+    if (zlb__status_is_ok(orig))
+      zlb_strlcpy(j->row.status, "replayed", sizeof(j->row.status));
+    else
+      snprintf(j->row.status, sizeof(j->row.status), "replayed_%s", orig);
+    snprintf(j->row.note, sizeof(j->row.note), "from %s (status %s there)", src.buf, orig);
+  }
+  j->row.level = (int)zlb_json_get_number(done, "dtype_level", 1);
+  zlb_strlcpy(j->row.failed_dtypes, zlb_json_get_string(done, "failed_dtypes", ""),
+              sizeof(j->row.failed_dtypes));
+  zlb__read_timer(dst.buf, j->row.timer, sizeof(j->row.timer));
+  used = 1;
+out:
+  zlb_json_free(done);
+  free(text);
+  zlb_strbuf_release(&src);
+  zlb_strbuf_release(&mark);
+  zlb_strbuf_release(&dst);
+  return used;
+}
+

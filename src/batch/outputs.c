@@ -1,0 +1,223 @@
+/* What the batch writes besides the children's own folders: ops_status.csv,
+ * each operator's .complete marker, run_identity.json and summary.csv. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "batch_int.h"
+#include "zlbench/json.h"
+#include "zlbench/report.h"
+
+/* ---- paths ------------------------------------------------------------------------ */
+
+void zlb__op_dir(const zlb__batch_t *b, const char *op, zlb_strbuf_t *out) {
+  zlb_strbuf_addf(out, "%s/ops/%s", b->o->out_dir, op);
+}
+
+int zlb__is_complete(const zlb__batch_t *b, const char *op) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  int r;
+  zlb__op_dir(b, op, &p);
+  zlb_strbuf_addstr(&p, "/.complete");
+  r = zlb_path_exists(p.buf);
+  zlb_strbuf_release(&p);
+  return r;
+}
+
+/* Timer of a finished child from its run_identity.json. */
+void zlb__read_timer(const char *dir, char *timer, size_t len) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  char *text = NULL;
+  zlb_json_t *j = NULL;
+  zlb_path_join(&p, dir, "run_identity.json");
+  if (!zlb_read_file(p.buf, &text, NULL, NULL) &&
+      !zlb_json_parse(text, strlen(text), p.buf, &j, NULL)) {
+    const zlb_json_t *cal = zlb_json_get(j, "caliber");
+    const char *t = zlb_json_get_string(cal, "timer", NULL);
+    if (t)
+      zlb_strlcpy(timer, t, len);
+  }
+  zlb_json_free(j);
+  free(text);
+  zlb_strbuf_release(&p);
+}
+
+/* ---- status rows ---------------------------------------------------------------------- */
+
+static int cmp_row(const void *a, const void *b) {
+  return strcmp(((const zlb__status_row_t *)a)->op, ((const zlb__status_row_t *)b)->op);
+}
+
+/* Every finished operator once: this run's, plus earlier runs' ones that
+ * were skipped as complete. */
+int zlb__batch_write_status(zlb__batch_t *b, zlb_error_t *err) {
+  zlb__status_row_t *rows = zlb_xcalloc(b->njobs + b->nprev + 1, sizeof(*rows));
+  size_t n = 0;
+  int rc;
+  for (size_t i = 0; i < b->njobs; i++)
+    if (b->jobs[i].state == ZLB__JOB_DONE)
+      rows[n++] = b->jobs[i].row;
+  for (size_t i = 0; i < b->nprev; i++) {
+    int dup = 0;
+    for (size_t k = 0; k < n && !dup; k++)
+      dup = !strcmp(rows[k].op, b->prev[i].op);
+    if (!dup)
+      rows[n++] = b->prev[i];
+  }
+  qsort(rows, n, sizeof(*rows), cmp_row);
+  rc = zlb__status_write(b->status_path.buf, rows, n, err);
+  free(rows);
+  return rc;
+}
+
+int zlb__batch_write_complete(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  zlb_jw_t jw;
+  int rc;
+  zlb_jw_init(&jw, 1);
+  zlb_jw_object_begin(&jw);
+  zlb_jw_key_string(&jw, "operator", j->op);
+  zlb_jw_key_string(&jw, "status", j->row.status);
+  zlb_jw_key_int(&jw, "attempts", j->row.attempts);
+  zlb_jw_key_int(&jw, "dtype_level", j->row.level);
+  zlb_jw_key_string(&jw, "failed_dtypes", j->row.failed_dtypes);
+  zlb_jw_key_string(&jw, "signature", j->row.signature);
+  zlb_jw_object_end(&jw);
+  zlb__op_dir(b, j->op, &p);
+  zlb_strbuf_addstr(&p, "/.complete");
+  /* Atomic: a resumed batch sees a finished operator or none. */
+  rc = zlb_write_file_atomic(p.buf, jw.out.buf, jw.out.len, err);
+  zlb_jw_release(&jw);
+  zlb_strbuf_release(&p);
+  return rc;
+}
+
+/* ---- identity and summary ------------------------------------------------------------------ */
+
+int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
+  const zlb_batch_opts_t *o = b->o;
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  zlb_jw_t jw;
+  char now[32];
+  int rc;
+  zlb_jw_init(&jw, 1);
+  zlb_jw_object_begin(&jw);
+  zlb_jw_key_string(&jw, "schema", "zlbench.run_identity/1");
+  zlb_jw_key_string(&jw, "kind", "batch");
+  zlb_jw_key_object(&jw, "tool");
+  zlb_jw_key_string(&jw, "name", "zlbench");
+  zlb_jw_key_string(&jw, "version", ZLB_VERSION);
+  zlb_jw_key_string(&jw, "git_commit", ZLB_GIT_COMMIT);
+  zlb_jw_object_end(&jw);
+  zlb_jw_key_array(&jw, "argv");
+  for (int i = 0; i < o->argc; i++)
+    zlb_jw_string(&jw, o->argv[i]);
+  zlb_jw_array_end(&jw);
+  {
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    zlb_jw_key_string(&jw, "host", host);
+  }
+  zlb_jw_key_string(&jw, "backend", b->backend);
+  zlb_jw_key_string(&jw, "visibility_env", b->desc ? b->desc->visibility_env : NULL);
+  zlb_jw_key_array(&jw, "devices");
+  for (size_t i = 0; i < b->devices.n; i++)
+    zlb_jw_string(&jw, b->devices.v[i]);
+  zlb_jw_array_end(&jw);
+  zlb_jw_key_object(&jw, "shard");
+  zlb_jw_key_int(&jw, "index", o->shard_index);
+  zlb_jw_key_int(&jw, "count", o->shard_count);
+  zlb_jw_key_string(&jw, "source", o->shard_source);
+  zlb_jw_key_string(&jw, "device_rule", "fnv1a64(name) mod ndevices");
+  zlb_jw_key_string(&jw, "host_rule", "(fnv1a64(name) >> 32) mod count");
+  zlb_jw_object_end(&jw);
+  zlb_jw_key_double(&jw, "timeout_s", o->timeout_s);
+  zlb_jw_key_double(&jw, "grace_s", o->grace_s);
+  zlb_jw_key_int(&jw, "retries", o->retries);
+  zlb_jw_key_array(&jw, "dtypes");
+  for (size_t i = 0; i < o->dtypes.n; i++)
+    zlb_jw_string(&jw, o->dtypes.v[i]);
+  zlb_jw_array_end(&jw);
+  zlb_jw_key_array(&jw, "run_args");
+  for (size_t i = 0; i < o->run_args.n; i++)
+    zlb_jw_string(&jw, o->run_args.v[i]);
+  zlb_jw_array_end(&jw);
+  zlb_jw_key_string(&jw, "replay_from", o->replay_from);
+  zlb_jw_key_array(&jw, "operators");
+  for (size_t i = 0; i < b->njobs; i++) {
+    zlb_jw_object_begin(&jw);
+    zlb_jw_key_string(&jw, "name", b->jobs[i].op);
+    zlb_jw_key_string(&jw, "device", b->devices.v[b->jobs[i].slot]);
+    zlb_jw_object_end(&jw);
+  }
+  zlb_jw_array_end(&jw);
+  zlb_jw_key_string(&jw, "started", b->started);
+  if (final) {
+    zlb_iso8601_now(now, sizeof(now));
+    zlb_jw_key_string(&jw, "finished", now);
+    zlb_jw_key_int(&jw, "ok", b->res->ok);
+    zlb_jw_key_int(&jw, "failed", b->res->failed);
+    zlb_jw_key_int(&jw, "skipped", b->res->skipped);
+    zlb_jw_key_int(&jw, "replayed", b->res->replayed);
+    zlb_jw_key_bool(&jw, "interrupted", b->res->interrupted);
+    zlb_jw_key_double(&jw, "seconds", zlb_now_s() - b->t0);
+  } else {
+    zlb_jw_key_null(&jw, "finished");
+  }
+  zlb_jw_object_end(&jw);
+  zlb_path_join(&p, o->out_dir, "run_identity.json");
+  rc = zlb_write_file_atomic(p.buf, jw.out.buf, jw.out.len, err);
+  zlb_jw_release(&jw);
+  zlb_strbuf_release(&p);
+  return rc;
+}
+
+static const zlb__status_row_t *final_row(const zlb__batch_t *b, const char *op) {
+  for (size_t i = 0; i < b->njobs; i++)
+    if (!strcmp(b->jobs[i].op, op) && b->jobs[i].state == ZLB__JOB_DONE)
+      return &b->jobs[i].row;
+  for (size_t i = 0; i < b->nprev; i++)
+    if (!strcmp(b->prev[i].op, op))
+      return &b->prev[i];
+  return NULL;
+}
+
+int zlb__batch_write_summary(zlb__batch_t *b, zlb_error_t *err) {
+  zlb_summary_t s = ZLB_SUMMARY_INIT;
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  int rc = 0;
+  for (size_t i = 0; i < b->njobs; i++) {
+    const zlb__job_t *j = &b->jobs[i];
+    const zlb__status_row_t *row = final_row(b, j->op);
+    size_t before = s.n;
+    zlb_strbuf_reset(&p);
+    zlb__op_dir(b, j->op, &p);
+    if (row && zlb_is_dir(p.buf))
+      zlb_summary_scan_dir(&s, p.buf, NULL);
+    for (size_t k = before; k < s.n; k++) {
+      zlb_strbuf_t src = ZLB_STRBUF_INIT;
+      zlb_strbuf_addf(&src, "ops/%s/%s", j->op, s.rows[k].source);
+      free(s.rows[k].source);
+      s.rows[k].source = zlb_strbuf_detach(&src);
+    }
+    /* An operator that produced no rows still gets one line saying why. */
+    if (row && s.n == before) {
+      zlb_summary_row_t r;
+      memset(&r, 0, sizeof(r));
+      r.op = j->op;
+      r.status = (char *)row->status;
+      r.marker = (char *)row->signature;
+      r.base_ms = r.cand_ms = r.speedup = r.gbps = r.tflops = r.pct_peak = NAN;
+      zlb_summary_add(&s, &r);
+    }
+  }
+  zlb_summary_sort(&s);
+  zlb_strbuf_reset(&p);
+  zlb_path_join(&p, b->o->out_dir, "summary.csv");
+  rc = zlb_summary_write_csv(&s, p.buf, err);
+  zlb_summary_release(&s);
+  zlb_strbuf_release(&p);
+  return rc;
+}
+
