@@ -75,6 +75,34 @@ typedef struct zlb_clocks {
 } zlb_clocks_t;
 
 /*
+ * An accuracy check done where the outputs are (dev_check): count the
+ * elements of two outputs that differ, within tolerance (CLOSE: the rule
+ * of the host check, in double; NaN never passes) or bit for bit (EXACT),
+ * or sum the moments of one output for a statistical check (MOMENTS: pass
+ * 0 sums the values and finds non-finite ones, pass 1 sums (v - mean)^2
+ * and (v - mean)^4).
+ */
+typedef enum zlb_dev_check_kind {
+  ZLB_DEVCHECK_CLOSE, ZLB_DEVCHECK_EXACT, ZLB_DEVCHECK_MOMENTS
+} zlb_dev_check_kind_t;
+
+typedef struct zlb_dev_check {
+  zlb_dev_check_kind_t kind;
+  int dtype;                 /* zlb_dtype_t; EXACT only needs its size */
+  const void *base, *cand;   /* device pointers; MOMENTS reads base only */
+  int64_t n;                 /* elements */
+  double rtol, atol;         /* CLOSE */
+  double mean;               /* MOMENTS pass 1 */
+  int pass;                  /* MOMENTS: 0 or 1 */
+} zlb_dev_check_t;
+
+typedef struct zlb_dev_check_result {
+  int64_t bad;     /* elements that differ (CLOSE, EXACT) or are not finite (MOMENTS pass 0) */
+  int64_t first;   /* the lowest such index, -1 when none */
+  double sum[3];   /* MOMENTS: pass 0 sum[0]; pass 1 sum[1] (squares), sum[2] (fourth powers) */
+} zlb_dev_check_result_t;
+
+/*
  * The backend vtable. Every call returns 0 or a negative ZLB code with
  * `err` filled (vendor code and name set when the vendor runtime failed).
  * Calls made before device_select() are limited to open/close/device_count/
@@ -146,6 +174,11 @@ typedef struct zlb_backend_vtbl {
    * backend whose device memory is host memory reports the host's. */
   int (*mem_info)(zlb_backend_t *b, size_t *free_bytes, size_t *total_bytes,
                   zlb_error_t *err);
+  /* An accuracy check on the device, after the work queued on `s`; NULL
+   * where there is none. ZLB_EUNSUPPORTED (for this dtype, or its kernels
+   * did not load) means: check on the host instead. */
+  int (*dev_check)(zlb_backend_t *b, const zlb_dev_check_t *req,
+                   zlb_dev_check_result_t *res, zlb_stream_t s, zlb_error_t *err);
 } zlb_backend_vtbl_t;
 
 /* A registry entry: everything known about a backend, implemented or not. */

@@ -95,6 +95,18 @@ void zlb_shape_format(const zlb_shape_t *s, char *buf, size_t len);
 
 /* ---- inputs and accuracy ------------------------------------------------- */
 
+struct zlb_backend;
+struct zlb_stream_s;
+/**
+ * The same check as zlb_check_outputs, on the device, for CLOSE, EXACT and
+ * STAT cases (the outputs stay where they are; same messages). Returns 0,
+ * ZLB_EMISMATCH, ZLB_EUNSUPPORTED when the backend or the dtype has no
+ * device check (check on the host instead), or a device error.
+ */
+int zlb_check_outputs_device(struct zlb_backend *b, struct zlb_stream_s *s,
+                             const zlb_case_t *c, zlb_error_t *err);
+
+
 /** Fill `t->numel` elements at `host` per t->fill, from a seeded generator. */
 void zlb_fill_host(const zlb_tensor_t *t, void *host, uint64_t seed);
 /** Default relative tolerance: float32 1.3e-6, float16 1e-3, bfloat16 1.6e-2. */

@@ -13,6 +13,7 @@
 #include "cuda_int.h"
 #include "device_int.h"
 #include "zlbench/base.h"
+#include "zlbench/dtype.h"
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -22,6 +23,8 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef unsigned long long CUdeviceptr;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
 typedef struct {
   unsigned char bytes[16];
 } CUuuid;
@@ -87,6 +90,11 @@ enum {
   X(graph_launch, "cuGraphLaunch", (CUgraphExec, CUstream))          \
   X(graph_destroy, "cuGraphDestroy", (CUgraph))                      \
   X(graph_exec_destroy, "cuGraphExecDestroy", (CUgraphExec))         \
+  X(module_load, "cuModuleLoadData", (CUmodule *, const void *))     \
+  X(module_unload, "cuModuleUnload", (CUmodule))                     \
+  X(module_function, "cuModuleGetFunction", (CUfunction *, CUmodule, const char *)) \
+  X(launch, "cuLaunchKernel", (CUfunction, unsigned, unsigned, unsigned, unsigned, \
+                               unsigned, unsigned, unsigned, CUstream, void **, void **)) \
   X(error_name, "cuGetErrorName", (CUresult, const char **))         \
   X(error_string, "cuGetErrorString", (CUresult, const char **))
 
@@ -104,10 +112,17 @@ static struct cuda_api api;
 static zlb_error_t load_error = ZLB_ERROR_INIT;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
+/* The device-side accuracy checks (cuda_check.cu), loaded on first use. */
+enum { CHECK_CLOSE0 = 0, CHECK_MOMENTS0 = 4, CHECK_EXACT0 = 8, CHECK_NFUNCS = 12 };
+
 struct cuda_state {
   CUdevice dev;
   CUcontext ctx;
   int have_ctx;
+  int check_state;              /* 0 not tried, 1 loaded, -1 unavailable */
+  CUmodule check_mod;
+  CUfunction check_fn[CHECK_NFUNCS];
+  CUdeviceptr check_out;        /* 2 counters, 3 sums */
 };
 
 static const char *const cuda_sonames[] = {"libcuda.so.1", NULL};
@@ -178,6 +193,10 @@ static int cuda_open(zlb_backend_t *b, zlb_error_t *err) {
 
 static void cuda_close(zlb_backend_t *b) {
   struct cuda_state *st = b->impl;
+  if (st && st->check_state == 1) {
+    api.mem_free(st->check_out);
+    api.module_unload(st->check_mod);
+  }
   if (st && st->have_ctx) {
     api.ctx_sync();
     api.ctx_release(st->dev);
@@ -486,6 +505,133 @@ static const char *cuda_error_name(zlb_backend_t *b, int code) {
   return NULL;
 }
 
+
+/* ---- accuracy checks on the device ------------------------------------------ */
+
+#ifdef ZLB_HAVE_CHECK_FATBIN
+#include "zlb_check_fatbin.h" /* zlb_check_fatbin[]: cuda_check.cu, built by nvcc */
+#endif
+
+#define CHECK_OUT_BYTES 40 /* u64 count, u64 first, 3 doubles */
+#define CHECK_THREADS 256
+#define CHECK_BLOCKS_PER_SM 8 /* enough loads in flight to run at memory bandwidth */
+
+static int check_load(struct cuda_state *st) {
+#ifdef ZLB_HAVE_CHECK_FATBIN
+  static const char *const names[CHECK_NFUNCS] = {
+      "zlb_check_close_f16",   "zlb_check_close_bf16",   "zlb_check_close_f32",
+      "zlb_check_close_f64",   "zlb_check_moments_f16",  "zlb_check_moments_bf16",
+      "zlb_check_moments_f32", "zlb_check_moments_f64",  "zlb_check_exact_1",
+      "zlb_check_exact_2",     "zlb_check_exact_4",      "zlb_check_exact_8"};
+  if (st->check_state)
+    return st->check_state;
+  st->check_state = -1;
+  /* A driver older than the toolkit that built the kernels refuses them:
+   * the checks then run on the host, as on a build without nvcc. */
+  if (api.module_load(&st->check_mod, zlb_check_fatbin) != CUDA_SUCCESS)
+    return -1;
+  for (int i = 0; i < CHECK_NFUNCS; i++)
+    if (api.module_function(&st->check_fn[i], st->check_mod, names[i]) != CUDA_SUCCESS) {
+      api.module_unload(st->check_mod);
+      return -1;
+    }
+  if (api.mem_alloc(&st->check_out, CHECK_OUT_BYTES) != CUDA_SUCCESS) {
+    api.module_unload(st->check_mod);
+    return -1;
+  }
+  st->check_state = 1;
+  return 1;
+#else
+  (void)st;
+  return -1;
+#endif
+}
+
+/* Kernel index within a group for a float dtype, or -1. */
+static int float_slot(int dtype) {
+  switch (dtype) {
+  case ZLB_DT_FLOAT16: return 0;
+  case ZLB_DT_BFLOAT16: return 1;
+  case ZLB_DT_FLOAT32: return 2;
+  case ZLB_DT_FLOAT64: return 3;
+  default: return -1;
+  }
+}
+
+static int cuda_dev_check(zlb_backend_t *b, const zlb_dev_check_t *q,
+                          zlb_dev_check_result_t *res, zlb_stream_t s, zlb_error_t *err) {
+  struct cuda_state *st = b->impl;
+  CUstream cs = (CUstream)s;
+  CUdeviceptr out, sums;
+  CUfunction f;
+  long long n = (long long)q->n;
+  unsigned long long host[5];
+  unsigned grid;
+  int slot;
+  void *args[6];
+
+  memset(res, 0, sizeof(*res));
+  res->first = -1;
+  if (check_load(st) != 1)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED, "device checks are not available");
+  out = st->check_out;
+  sums = out + 16;
+  switch (q->kind) {
+  case ZLB_DEVCHECK_EXACT: {
+    size_t es = zlb_dtype_size((zlb_dtype_t)q->dtype);
+    slot = es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : es == 8 ? 3 : -1;
+    if (slot < 0)
+      return zlb_error_set(err, ZLB_EUNSUPPORTED, "no device check for %zu-byte elements", es);
+    f = st->check_fn[CHECK_EXACT0 + slot];
+    args[0] = (void *)&q->base;
+    args[1] = (void *)&q->cand;
+    args[2] = &n;
+    args[3] = &out;
+    break;
+  }
+  case ZLB_DEVCHECK_CLOSE:
+    if ((slot = float_slot(q->dtype)) < 0)
+      return zlb_error_set(err, ZLB_EUNSUPPORTED, "no device check for this dtype");
+    f = st->check_fn[CHECK_CLOSE0 + slot];
+    args[0] = (void *)&q->base;
+    args[1] = (void *)&q->cand;
+    args[2] = &n;
+    args[3] = (void *)&q->rtol;
+    args[4] = (void *)&q->atol;
+    args[5] = &out;
+    break;
+  case ZLB_DEVCHECK_MOMENTS:
+    if ((slot = float_slot(q->dtype)) < 0)
+      return zlb_error_set(err, ZLB_EUNSUPPORTED, "no device check for this dtype");
+    f = st->check_fn[CHECK_MOMENTS0 + slot];
+    args[0] = (void *)&q->base;
+    args[1] = &n;
+    args[2] = (void *)&q->mean;
+    args[3] = (void *)&q->pass;
+    args[4] = &sums;
+    args[5] = &out;
+    break;
+  default:
+    return zlb_error_set(err, ZLB_EINVAL, "unknown device check %d", (int)q->kind);
+  }
+  /* count 0, first all ones, sums 0.0 */
+  CU("cuMemsetD8Async", api.memset_async(out, 0, 8, cs));
+  CU("cuMemsetD8Async", api.memset_async(out + 8, 0xFF, 8, cs));
+  CU("cuMemsetD8Async", api.memset_async(sums, 0, 24, cs));
+  grid = (unsigned)(b->info.sm_count > 0 ? b->info.sm_count : 132) * CHECK_BLOCKS_PER_SM;
+  if ((long long)grid * CHECK_THREADS > n)
+    grid = (unsigned)((n + CHECK_THREADS - 1) / CHECK_THREADS);
+  if (grid > 0)
+    CU("cuLaunchKernel", api.launch(f, grid, 1, 1, CHECK_THREADS, 1, 1, 0, cs, args, NULL));
+  /* The stream is non-blocking: cuMemcpyDtoH would not wait for it. */
+  CU("cuStreamSynchronize", api.stream_sync(cs));
+  CU("cuMemcpyDtoH", api.memcpy_dtoh(host, out, CHECK_OUT_BYTES));
+  res->bad = (int64_t)host[0];
+  res->first = host[1] == ~0ull ? -1 : (int64_t)host[1];
+  memcpy(res->sum, &host[2], sizeof(res->sum));
+  return 0;
+}
+
 static const zlb_backend_vtbl_t cuda_vtbl = {
     .open = cuda_open,
     .close = cuda_close,
@@ -521,6 +667,7 @@ static const zlb_backend_vtbl_t cuda_vtbl = {
     .trace_end = cuda_trace_end,
     .clocks = cuda_clocks,
     .mem_info = cuda_mem_info,
+    .dev_check = cuda_dev_check,
 };
 
 static const char *const cuda_aliases[] = {"nvidia", "gpu", NULL};

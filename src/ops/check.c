@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "zlbench/base.h"
+#include "zlbench/device.h"
 #include "zlbench/ops.h"
 
 double zlb_rtol(zlb_dtype_t d) {
@@ -183,6 +184,29 @@ static void stat_chunk(void *ctx, int64_t k, int64_t lo, int64_t hi) {
   }
 }
 
+/* The verdict from the sums: sum of values, of squared and of fourth-power
+ * deviations from the sample mean. */
+static int stat_judge(zlb_dtype_t d, int64_t n, double sum, double s2, double m4,
+                      double mean, double var, char *msg, size_t len) {
+  double m = sum / (double)n, se_mean, se_var, tol_mean, tol_var;
+  double u = rel_ulp(d), second = var + mean * mean;
+  s2 /= (double)(n - 1);
+  m4 /= (double)n;
+  se_mean = sqrt(var / (double)n);
+  se_var = sqrt(fmax(m4 - s2 * s2, 0.0) / (double)n);
+  tol_mean = 6 * se_mean + u * sqrt(second) + 2e-3 * sqrt(var);
+  tol_var = 6 * se_var + 2 * u * second + 2e-2 * var;
+  if (fabs(m - mean) > tol_mean) {
+    snprintf(msg, len, "sample mean %.6g, expected %.6g (+-%.3g)", m, mean, tol_mean);
+    return 1;
+  }
+  if (fabs(s2 - var) > tol_var) {
+    snprintf(msg, len, "sample variance %.6g, expected %.6g (+-%.3g)", s2, var, tol_var);
+    return 1;
+  }
+  return 0;
+}
+
 /*
  * The sample mean and variance against the distribution's, within six
  * standard errors (a correct generator fails about once in 1e9 checks)
@@ -196,8 +220,7 @@ static void stat_chunk(void *ctx, int64_t k, int64_t lo, int64_t hi) {
  */
 int zlb_check_stat(zlb_dtype_t d, const void *data, int64_t n, double mean,
                    double var, char *msg, size_t len) {
-  double sum = 0, m, s2 = 0, m4 = 0, se_mean, se_var, tol_mean, tol_var;
-  double u = rel_ulp(d), second = var + mean * mean;
+  double sum = 0, m, s2 = 0, m4 = 0;
   int64_t nchunks = (n + CHECK_CHUNK - 1) / CHECK_CHUNK;
   struct stat_job j = {d, data, 0.0, 0, NULL};
   if (n < 2) {
@@ -224,21 +247,7 @@ int zlb_check_stat(zlb_dtype_t d, const void *data, int64_t n, double mean,
     m4 += j.part[k].s4;
   }
   free(j.part);
-  s2 /= (double)(n - 1);
-  m4 /= (double)n;
-  se_mean = sqrt(var / (double)n);
-  se_var = sqrt(fmax(m4 - s2 * s2, 0.0) / (double)n);
-  tol_mean = 6 * se_mean + u * sqrt(second) + 2e-3 * sqrt(var);
-  tol_var = 6 * se_var + 2 * u * second + 2e-2 * var;
-  if (fabs(m - mean) > tol_mean) {
-    snprintf(msg, len, "sample mean %.6g, expected %.6g (+-%.3g)", m, mean, tol_mean);
-    return 1;
-  }
-  if (fabs(s2 - var) > tol_var) {
-    snprintf(msg, len, "sample variance %.6g, expected %.6g (+-%.3g)", s2, var, tol_var);
-    return 1;
-  }
-  return 0;
+  return stat_judge(d, n, sum, s2, m4, mean, var, msg, len);
 }
 
 int zlb_check_outputs(const zlb_op_t *op, zlb_env_t *env, const zlb_case_t *c,
@@ -282,4 +291,101 @@ int zlb_check_outputs(const zlb_op_t *op, zlb_env_t *env, const zlb_case_t *c,
     }
     return 0;
   }
+}
+
+/* ---- on the device -------------------------------------------------------------- */
+
+/* Element i of a device tensor, for a message. */
+static double device_elem(zlb_backend_t *b, const zlb_tensor_t *t, int64_t i) {
+  unsigned char buf[8] = {0};
+  size_t es = zlb_dtype_size(t->dtype);
+  zlb_error_t e = ZLB_ERROR_INIT;
+  if (i < 0 || i >= t->numel || es > sizeof(buf) ||
+      b->v->memcpy_dtoh(b, buf, (const char *)t->data + (size_t)i * es, es, &e))
+    return NAN;
+  return zlb_load(t->dtype, buf, 0);
+}
+
+static int device_close(zlb_backend_t *b, zlb_stream_t s, const zlb_case_t *c, int k,
+                        zlb_error_t *err) {
+  const zlb_tensor_t *tb = &c->out[0][k], *tx = &c->out[1][k];
+  int exact = c->check == ZLB_CHECK_EXACT || !zlb_dtype_is_float(tb->dtype);
+  double rtol = c->rtol > 0 ? c->rtol : zlb_rtol(tb->dtype);
+  double atol = (c->atol > 0 ? c->atol : zlb_atol(tb->dtype)) *
+                (c->reduce_n > 1 ? c->reduce_n : 1.0);
+  zlb_dev_check_t q = {exact ? ZLB_DEVCHECK_EXACT : ZLB_DEVCHECK_CLOSE,
+                       (int)tb->dtype, tb->data, tx->data, tb->numel, rtol, atol, 0.0, 0};
+  zlb_dev_check_result_t res;
+  double fb, fx;
+  int rc = b->v->dev_check(b, &q, &res, s, err);
+  if (rc || !res.bad)
+    return rc;
+  fb = device_elem(b, tb, res.first);
+  fx = device_elem(b, tx, res.first);
+  if (exact)
+    return zlb_error_set(err, ZLB_EMISMATCH,
+                         "output '%s': %lld of %lld elements differ (exact check); "
+                         "first at element %lld: candidate %.9g, baseline %.9g",
+                         tb->name ? tb->name : "out", (long long)res.bad,
+                         (long long)tb->numel, (long long)res.first, fx, fb);
+  return zlb_error_set(err, ZLB_EMISMATCH,
+                       "output '%s': %lld of %lld elements differ beyond "
+                       "atol %.3g + rtol %.3g; first at element %lld: candidate %.9g, "
+                       "baseline %.9g%s",
+                       tb->name ? tb->name : "out", (long long)res.bad, (long long)tb->numel,
+                       atol, rtol, (long long)res.first, fx, fb,
+                       isnan(fb) || isnan(fx) ? " (NaN never passes: unwritten or invalid)"
+                                              : "");
+}
+
+static int device_stat(zlb_backend_t *b, zlb_stream_t s, const zlb_case_t *c,
+                       const zlb_tensor_t *t, char *msg, size_t len, zlb_error_t *err) {
+  zlb_dev_check_t q = {ZLB_DEVCHECK_MOMENTS, (int)t->dtype, t->data, NULL, t->numel,
+                       0.0, 0.0, 0.0, 0};
+  zlb_dev_check_result_t r0, r1;
+  int rc;
+  if (t->numel < 2) {
+    snprintf(msg, len, "too few elements (%lld) for a statistical check", (long long)t->numel);
+    return 1;
+  }
+  if ((rc = b->v->dev_check(b, &q, &r0, s, err)))
+    return rc;
+  if (r0.bad) {
+    snprintf(msg, len, "element %lld is %g", (long long)r0.first, device_elem(b, t, r0.first));
+    return 1;
+  }
+  q.pass = 1;
+  q.mean = r0.sum[0] / (double)t->numel;
+  if ((rc = b->v->dev_check(b, &q, &r1, s, err)))
+    return rc;
+  return stat_judge(t->dtype, t->numel, r0.sum[0], r1.sum[1], r1.sum[2], c->stat_mean,
+                    c->stat_var, msg, len);
+}
+
+int zlb_check_outputs_device(zlb_backend_t *b, zlb_stream_t s, const zlb_case_t *c,
+                             zlb_error_t *err) {
+  char msg[512] = {0};
+  int rc;
+  if (c->check == ZLB_CHECK_NONE)
+    return 0;
+  if (!b->v->dev_check || c->check == ZLB_CHECK_CUSTOM)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED, "no device check for this case");
+  for (int k = 0; k < c->n_out; k++) {
+    if (c->check != ZLB_CHECK_STAT) {
+      if ((rc = device_close(b, s, c, k, err)))
+        return rc;
+      continue;
+    }
+    for (int w = 0; w < 2; w++) {
+      const zlb_tensor_t *t = &c->out[w][k];
+      rc = device_stat(b, s, c, t, msg, sizeof(msg), err);
+      if (rc == 1)
+        return zlb_error_set(err, ZLB_EMISMATCH, "%s output '%s': %s",
+                             w == ZLB_BASELINE ? "baseline" : "candidate",
+                             t->name ? t->name : "out", msg);
+      if (rc)
+        return rc;
+    }
+  }
+  return 0;
 }

@@ -286,6 +286,60 @@ static int t_probe(zlb_backend_t *b, zlb_error_t *err) {
   return 0;
 }
 
+/*
+ * Device-side checks emulated on the host, so the harness's device check
+ * path runs on any CPU: on only with ZL_TEST_DEVCHECK=1 (otherwise
+ * "unsupported", and the harness checks on the host); each call appends a
+ * line to ZL_TEST_DEVCHECK_LOG when that is set.
+ */
+static int t_dev_check(zlb_backend_t *b, const zlb_dev_check_t *q, zlb_dev_check_result_t *res,
+                       zlb_stream_t s, zlb_error_t *err) {
+  const char *on = getenv("ZL_TEST_DEVCHECK"), *logp = getenv("ZL_TEST_DEVCHECK_LOG");
+  zlb_dtype_t dt = (zlb_dtype_t)q->dtype;
+  size_t es = zlb_dtype_size(dt);
+  (void)b;
+  (void)s;
+  memset(res, 0, sizeof(*res));
+  res->first = -1;
+  if (!on || strcmp(on, "1"))
+    return verr(err, ZLB_EUNSUPPORTED, 0, NULL, "test backend: device checks are off");
+  if (logp) {
+    FILE *f = fopen(logp, "a");
+    if (f) {
+      fprintf(f, "%d %lld\n", (int)q->kind, (long long)q->n);
+      fclose(f);
+    }
+  }
+  for (int64_t i = 0; i < q->n; i++) {
+    int bad = 0;
+    if (q->kind == ZLB_DEVCHECK_EXACT) {
+      bad = memcmp((const char *)q->base + (size_t)i * es, (const char *)q->cand + (size_t)i * es, es) != 0;
+    } else if (q->kind == ZLB_DEVCHECK_CLOSE) {
+      double vb = zlb_load(dt, q->base, i), vx = zlb_load(dt, q->cand, i);
+      if (vb != vb || vx != vx)
+        bad = 1;
+      else if (vb - vb != 0 || vx - vx != 0) /* an infinity */
+        bad = vb != vx;
+      else
+        bad = (vx > vb ? vx - vb : vb - vx) > q->atol + q->rtol * (vb < 0 ? -vb : vb);
+    } else {
+      double v = zlb_load(dt, q->base, i);
+      if (q->pass == 0) {
+        bad = v != v || v - v != 0;
+        if (!bad)
+          res->sum[0] += v;
+      } else {
+        double e = v - q->mean;
+        res->sum[1] += e * e;
+        res->sum[2] += e * e * e * e;
+      }
+    }
+    if (bad && res->bad++ == 0)
+      res->first = i;
+  }
+  return 0;
+}
+
 static const zlb_backend_vtbl_t vtbl = {
     .open = t_open,
     .close = t_close,
@@ -314,6 +368,7 @@ static const zlb_backend_vtbl_t vtbl = {
     .graph_exec_destroy = t_exec_destroy,
     .sync = t_sync,
     .health_probe = t_probe,
+    .dev_check = t_dev_check,
 };
 
 static const zlb_classify_entry_t classify[] = {

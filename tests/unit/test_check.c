@@ -145,6 +145,42 @@ static void test_stat_rounding(void **state) {
   free(b);
 }
 
+/* A large output is compared in chunks on several threads: the count is
+ * the total and the first bad element the lowest, whichever thread found
+ * which; the statistical check over chunks agrees with the true moments. */
+static void test_chunked_compare(void **state) {
+  const int64_t n = ((int64_t)5 << 20) + 7;
+  float *b = malloc((size_t)n * sizeof(float)), *x = malloc((size_t)n * sizeof(float));
+  const int64_t bad[] = {n - 1, (int64_t)4 << 20, 1234567, (int64_t)3 << 20};
+  zlb_case_t c;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  char msg[256];
+  (void)state;
+  assert_non_null(b);
+  assert_non_null(x);
+  for (int64_t i = 0; i < n; i++)
+    b[i] = x[i] = (float)(i % 1000) / 1000.0f;
+  one_output(&c, ZLB_DT_FLOAT32, n);
+  assert_int_equal(compare1(&c, b, x, &e), 0);
+  for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+    x[bad[k]] += 1.0f;
+  assert_int_equal(compare1(&c, b, x, &e), ZLB_EMISMATCH);
+  assert_str_contains(e.msg, "4 of 5242887 elements differ");
+  assert_str_contains(e.msg, "first at element 1234567:");
+  c.check = ZLB_CHECK_EXACT;
+  assert_int_equal(compare1(&c, b, x, &e), ZLB_EMISMATCH);
+  assert_str_contains(e.msg, "4 of 5242887 elements differ (exact check); first at element 1234567:");
+  /* U(0, 1) over 5M elements passes; a NaN deep in the array is found. */
+  for (int64_t i = 0; i < n; i++)
+    b[i] = (float)((double)((uint64_t)i * 0x9e3779b97f4a7c15ull >> 11) / 9007199254740992.0);
+  assert_int_equal(zlb_check_stat(ZLB_DT_FLOAT32, b, n, 0.5, 1.0 / 12, msg, sizeof(msg)), 0);
+  b[(int64_t)3 << 20] = NAN;
+  assert_int_equal(zlb_check_stat(ZLB_DT_FLOAT32, b, n, 0.5, 1.0 / 12, msg, sizeof(msg)), 1);
+  assert_str_contains(msg, "element 3145728 is nan");
+  free(b);
+  free(x);
+}
+
 static void test_dtype_names(void **state) {
   static const struct {
     const char *s;
@@ -238,6 +274,7 @@ int main(void) {
       cmocka_unit_test(test_nan_never_passes), cmocka_unit_test(test_exact),
       cmocka_unit_test(test_stat),
       cmocka_unit_test(test_stat_rounding),
+      cmocka_unit_test(test_chunked_compare),
       cmocka_unit_test(test_dtype_names),
       cmocka_unit_test(test_half_conversions), cmocka_unit_test(test_fill),
       cmocka_unit_test(test_fill_threads),

@@ -1,8 +1,9 @@
 /* Test-only CUDA operator library (libzlb_ops_gputest.so): `oob_write`,
  * whose candidate writes 1 TiB past its output so the device raises an
- * illegal-address fault; the GPU tests use it to check that the harness
- * reports a fatal device fault instead of a result. The baseline is a
- * correct copy. */
+ * illegal-address fault (the harness must report a fatal device fault
+ * instead of a result), and `off_by_one`, whose candidate copies all but
+ * a few elements right (the accuracy check, on the device or the host,
+ * must name the count and the first bad element). Baselines copy. */
 #include "common.cuh"
 
 namespace zlbc {
@@ -60,6 +61,45 @@ template <bool BAD> int oob_enqueue(zlb_env_t *env, zlb_case_t *c, int which, vo
   return 0;
 }
 
+/* Copies, but adds 1 to every 1000th element from `first` on, and writes
+ * a NaN at the last element. */
+__global__ void off_kernel(const float *__restrict__ x, float *__restrict__ y, int64_t n,
+                           int64_t first) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = i == n - 1 ? __int_as_float(0x7fc00000) : x[i] + (i >= first && (i - first) % 1000 == 0);
+}
+
+template <bool BAD> int off_enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
+  (void)cudaGetLastError();
+  const int64_t n = numel_of(&c->out[which][0]);
+  const float *x = static_cast<const float *>(c->in[0].data);
+  float *y = static_cast<float *>(c->out[which][0].data);
+  const unsigned blocks = (unsigned)ceil_div(n, 256);
+  if (BAD) {
+    off_kernel<<<blocks, 256, 0, as_stream(stream)>>>(x, y, n, n / 3);
+    ZLBC_LAUNCHED(env, "off_kernel");
+  } else {
+    copy_kernel<<<blocks, 256, 0, as_stream(stream)>>>(x, y, n);
+    ZLBC_LAUNCHED(env, "copy_kernel");
+  }
+  return 0;
+}
+
+int off_case_init(zlb_env_t *env, zlb_case_t *c) {
+  int rc = oob_case_init(env, c);
+  c->check = ZLB_CHECK_CLOSE;
+  return rc;
+}
+
+const zlb_op_t kOffOp = ZLBC_OP("off_by_one", "unary_pointwise", ZLB_DT_BIT(ZLB_DT_FLOAT32),
+                                "tensor extents",
+                                "test only: the candidate is wrong at every 1000th element "
+                                "of the last two thirds and NaN at the end",
+                                &off_case_init, nullptr,
+                                ZLBC_IMPL("ref", 0, nullptr, &off_enqueue<false>),
+                                ZLBC_IMPL("off", 0, nullptr, &off_enqueue<true>));
+
 const zlb_op_t kOobOp = ZLBC_OP("oob_write", "unary_pointwise", ZLB_DT_BIT(ZLB_DT_FLOAT32),
                                 "tensor extents",
                                 "test only: the candidate writes 1 TiB out of bounds",
@@ -73,5 +113,6 @@ const zlb_op_t kOobOp = ZLBC_OP("oob_write", "unary_pointwise", ZLB_DT_BIT(ZLB_D
 extern "C" ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
   if (!r || r->abi_version != ZLB_OP_ABI_VERSION)
     return ZLB_EINVAL;
-  return r->add_op(r, &zlbc::kOobOp);
+  int rc = r->add_op(r, &zlbc::kOobOp);
+  return rc ? rc : r->add_op(r, &zlbc::kOffOp);
 }
