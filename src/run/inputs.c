@@ -61,7 +61,10 @@ static int pool_for(zlb__run_t *r, const zlb_tensor_t *t, zlb__pool_t **out,
   zlb_fill_host(&proto, host,
                 mix64(r->o->seed ^ mix64((uint64_t)t->dtype << 8 ^ (uint64_t)t->fill) ^
                       mix64(bits_of(t->lo)) ^ mix64(~bits_of(t->hi))));
-  if ((rc = r->b->v->memcpy_htod(r->b, p->data, host, bytes, err))) {
+  /* Device-wide sync: the pool is read on the run's stream, which the
+   * upload (legacy stream, pageable memory) is not ordered with. */
+  if ((rc = r->b->v->memcpy_htod(r->b, p->data, host, bytes, err)) ||
+      (rc = r->b->v->sync(r->b, err))) {
     r->b->v->mem_free(r->b, p->data);
     p->data = NULL;
     return rc;

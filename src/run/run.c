@@ -34,7 +34,11 @@ static void env_free(zlb_env_t *env, void *ptr) {
 static int env_upload(zlb_env_t *env, void *dst, const void *src, size_t bytes) {
   zlb__run_t *r = env->harness;
   zlb_error_t e = ZLB_ERROR_INIT;
+  /* Landed before the operator's next launch on the run's stream (see
+   * fill_inputs in case.c: the copy is not ordered with that stream). */
   int rc = r->b->v->memcpy_htod(r->b, dst, src, bytes, &e);
+  if (!rc)
+    rc = r->b->v->sync(r->b, &e);
   if (rc)
     snprintf(env->errbuf, env->errlen, "%s", e.msg);
   return rc;
@@ -43,7 +47,11 @@ static int env_upload(zlb_env_t *env, void *dst, const void *src, size_t bytes) 
 static int env_download(zlb_env_t *env, void *dst, const void *src, size_t bytes) {
   zlb__run_t *r = env->harness;
   zlb_error_t e = ZLB_ERROR_INIT;
-  int rc = r->b->v->memcpy_dtoh(r->b, dst, src, bytes, &e);
+  /* After the work queued on the run's stream, which the copy does not
+   * wait for by itself. */
+  int rc = r->b->v->sync(r->b, &e);
+  if (!rc)
+    rc = r->b->v->memcpy_dtoh(r->b, dst, src, bytes, &e);
   if (rc)
     snprintf(env->errbuf, env->errlen, "%s", e.msg);
   return rc;
