@@ -1,6 +1,7 @@
 /* Unit tests of the JSON reader: accepted documents against a canonical
  * re-serialisation, every error with its exact line:column message, the
- * nesting limit, member lookups, and bounded (non NUL-terminated) input. */
+ * nesting and size limits, member lookups, bounded (non NUL-terminated)
+ * input, and what the tree builder must not get wrong. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
