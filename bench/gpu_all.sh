@@ -26,10 +26,13 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export NO_COLOR=1
 
-# libyaml (the binary links it statically) and cmocka (unit tests), carried
-# as Debian packages in .deps/ (README: "Dependencies"): unpacked into a
-# prefix that CMake searches when the machine lacks their headers.
-if [ -d "$ROOT/.deps" ] && { [ ! -f /usr/include/cmocka.h ] || [ ! -f /usr/include/yaml.h ]; }; then
+# libyaml (the binary links it statically), cJSON (linked shared: Debian has
+# no .a, so LD_LIBRARY_PATH finds libcjson1 here) and cmocka (unit tests),
+# carried as Debian packages in .deps/ (README: "On a CUDA machine"):
+# unpacked into a prefix that CMake searches when the machine lacks their
+# headers.
+if [ -d "$ROOT/.deps" ] && { [ ! -f /usr/include/cmocka.h ] || [ ! -f /usr/include/yaml.h ] ||
+  [ ! -f /usr/include/cjson/cJSON.h ]; }; then
   mkdir -p /tmp/cm
   for f in "$ROOT"/.deps/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/cm; done
   export CMAKE_PREFIX_PATH=/tmp/cm/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Check the build dependencies and install the missing Debian packages
 # (apt-get), or stop with the exact command to run.
-#   scripts/deps.sh build   compiler, make, cmake, libyaml
+#   scripts/deps.sh build   compiler, make, cmake, libyaml, cJSON
 #   scripts/deps.sh test    the same plus cmocka
 set -u
 need=""
@@ -14,6 +14,7 @@ have_header() {
   [ -f "/usr/include/$1" ] || [ -f "/usr/local/include/$1" ]
 }
 have_header yaml.h || need="$need libyaml-dev"
+have_header cjson/cJSON.h || need="$need libcjson-dev"
 if [ "${1:-build}" = test ]; then
   have_header cmocka.h || need="$need libcmocka-dev"
 fi

@@ -74,8 +74,8 @@ struct zlb_json {
  * `what` names the source in messages ("run.json"). On error returns
  * ZLB_EPARSE with "<what>:<line>:<col>: <problem>" (1-based; the column
  * counts bytes) and sets `*out` to NULL. Only `len` bytes are read; the
- * text needs no NUL. Nesting is limited to 128 levels; "\u0000" in a
- * string is refused (strings are NUL-terminated).
+ * text needs no NUL. Nesting is limited to 128 levels and the input to
+ * 16 MiB; "\u0000" in a string is refused (strings are NUL-terminated).
  */
 int zlb_json_parse(const char *text, size_t len, const char *what,
                    zlb_json_t **out, zlb_error_t *err);

@@ -1,34 +1,53 @@
-/* JSON reader: RFC 8259 plus the NaN, Infinity and -Infinity tokens that
- * Python's json.dumps writes, into a malloc'ed tree owned by its root. */
+/* JSON reader: a strict scan (RFC 8259 plus Python's NaN, Infinity and
+ * -Infinity) that gives exact line:column errors, then cJSON builds the tree. */
 #include <math.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "zlbench/base.h"
 #include "zlbench/json.h"
 
-/* Deeper nesting is an error: the reader recurses once per level. */
+/* Deeper nesting is an error: the scan, cJSON and the copy into our tree
+ * each recurse once per level (cJSON's own limit is 1000). */
 #define MAX_DEPTH 128
+/* Larger input is refused before anything is allocated for it: the tree
+ * takes tens of bytes per value, and every JSON file zlbench reads (run
+ * identities, peaks caches, FlagGems records) is kilobytes. */
+#define MAX_INPUT ((size_t)16 << 20)
 
-typedef struct jparser {
+/*
+ * cJSON is lax where the scan is not (leading zeros, "1.", raw control
+ * characters, "\u0000", bytes below 0x20 taken for white space) and its
+ * errors carry neither the problem nor where the enclosing value began, so
+ * the scan checks the whole grammar first and cJSON only ever sees valid
+ * input. It also reads numbers through a 64-byte buffer and knows no NaN
+ * or Infinity: the scan keeps every number's value, in document order, and
+ * hands cJSON a copy of the input with each number token turned into "0".
+ */
+typedef struct scan {
   const char *cur, *end;
   const char *ls; /* start of the current line, for columns */
   int line;
   int depth;
   const char *what;
   zlb_error_t *err;
-} jparser_t;
+  const char *text; /* the input after any byte order mark */
+  char *copy;       /* what cJSON reads: `text` with numbers as 0 */
+  double *nums;     /* every number, in document order */
+  size_t nnums, cap;
+} scan_t;
 
-static int fail_at(jparser_t *p, int line, int col, const char *fmt, ...)
+static int fail_at(scan_t *p, int line, int col, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
 
-static int fail_at(jparser_t *p, int line, int col, const char *fmt, ...) {
+static int fail_at(scan_t *p, int line, int col, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
@@ -38,23 +57,28 @@ static int fail_at(jparser_t *p, int line, int col, const char *fmt, ...) {
                        msg);
 }
 
-static int col_of(const jparser_t *p, const char *at) {
+static int col_of(const scan_t *p, const char *at) {
   return (int)(at - p->ls) + 1;
 }
 
-/* "unexpected character 'x'" or, for bytes that do not print, its code. */
-static int fail_char(jparser_t *p, const char *what_expected) {
+/* "unexpected 'x'" or, for bytes that do not print, its code. */
+static int fail_char(scan_t *p, const char *what_expected) {
   unsigned char c = (unsigned char)*p->cur;
   if (c >= 0x20 && c < 0x7f)
-    return fail_at(p, p->line, col_of(p, p->cur), "unexpected '%c'%s%s", c,
-                   what_expected ? ", expected " : "",
-                   what_expected ? what_expected : "");
-  return fail_at(p, p->line, col_of(p, p->cur), "unexpected byte 0x%02x%s%s",
-                 c, what_expected ? ", expected " : "",
-                 what_expected ? what_expected : "");
+    return fail_at(p, p->line, col_of(p, p->cur), "unexpected '%c', expected %s",
+                   c, what_expected);
+  return fail_at(p, p->line, col_of(p, p->cur),
+                 "unexpected byte 0x%02x, expected %s", c, what_expected);
 }
 
-static void skip_ws(jparser_t *p) {
+static int at_end(const scan_t *p) { return p->cur >= p->end; }
+
+static int fail_eof(scan_t *p, const char *what_expected) {
+  return fail_at(p, p->line, col_of(p, p->cur),
+                 "unexpected end of input, expected %s", what_expected);
+}
+
+static void skip_ws(scan_t *p) {
   while (p->cur < p->end) {
     char c = *p->cur;
     if (c == '\n') {
@@ -67,20 +91,26 @@ static void skip_ws(jparser_t *p) {
   }
 }
 
-static int at_end(const jparser_t *p) { return p->cur >= p->end; }
-
-static int fail_eof(jparser_t *p, const char *what_expected) {
-  return fail_at(p, p->line, col_of(p, p->cur),
-                 "unexpected end of input, expected %s", what_expected);
-}
-
 /* 1 (and past it) when `word` is next in the input. */
-static int eat(jparser_t *p, const char *word) {
+static int eat(scan_t *p, const char *word) {
   size_t n = strlen(word);
   if ((size_t)(p->end - p->cur) < n || memcmp(p->cur, word, n))
     return 0;
   p->cur += n;
   return 1;
+}
+
+/* Keeps the value of the number token [start, p->cur) and turns the token
+ * into "0" in cJSON's copy. */
+static void keep_number(scan_t *p, const char *start, double v) {
+  char *c = p->copy + (start - p->text);
+  if (p->nnums == p->cap) {
+    p->cap = p->cap ? p->cap * 2 : 16;
+    p->nums = zlb_xrealloc(p->nums, p->cap * sizeof(*p->nums));
+  }
+  p->nums[p->nnums++] = v;
+  memset(c, ' ', (size_t)(p->cur - start));
+  c[0] = '0';
 }
 
 static int hex4(const char *s, const char *end) {
@@ -102,9 +132,8 @@ static int hex4(const char *s, const char *end) {
   return v;
 }
 
-
-/* "\uXXXX" (or a surrogate pair of them) at p->cur, appended as UTF-8. */
-static int read_unicode(jparser_t *p, zlb_strbuf_t *sb) {
+/* "\uXXXX", or a surrogate pair of them, at p->cur. */
+static int scan_unicode(scan_t *p) {
   const char *at = p->cur;
   int hi = hex4(p->cur + 2, p->end), lo;
   if (hi < 0)
@@ -122,87 +151,58 @@ static int read_unicode(jparser_t *p, zlb_strbuf_t *sb) {
                      "surrogate after it",
                      hi);
     p->cur += 6;
-    zlb_strbuf_add_utf8(sb, 0x10000 + (((uint32_t)hi - 0xd800) << 10) +
-                     ((uint32_t)lo - 0xdc00));
-    return 0;
   }
   if (hi == 0)
     return fail_at(p, p->line, col_of(p, at),
                    "'\\u0000' is not supported: strings are NUL-terminated");
-  zlb_strbuf_add_utf8(sb, (uint32_t)hi);
   return 0;
 }
 
-/* A string at p->cur (the opening quote); *out is malloc'ed. */
-static int read_string(jparser_t *p, char **out) {
+/* A string at p->cur (the opening quote). */
+static int scan_string(scan_t *p) {
   const int line = p->line, col = col_of(p, p->cur);
-  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
-  int rc = 0;
   p->cur++;
   for (;;) {
     unsigned char c;
-    if (at_end(p) || *p->cur == '\n') {
-      rc = fail_at(p, line, col, "unterminated string: missing closing '\"'");
-      goto out;
-    }
+    if (at_end(p) || *p->cur == '\n' || (*p->cur == '\\' && p->end - p->cur < 2))
+      return fail_at(p, line, col, "unterminated string: missing closing '\"'");
     c = (unsigned char)*p->cur;
     if (c == '"') {
       p->cur++;
-      break;
+      return 0;
     }
-    if (c < 0x20) {
-      rc = fail_at(p, p->line, col_of(p, p->cur),
-                   "control character 0x%02x in a string (escape it)", c);
-      goto out;
-    }
+    if (c < 0x20)
+      return fail_at(p, p->line, col_of(p, p->cur),
+                     "control character 0x%02x in a string (escape it)", c);
     if (c != '\\') {
-      zlb_strbuf_addch(&sb, c);
       p->cur++;
       continue;
     }
-    if (p->end - p->cur < 2) {
-      rc = fail_at(p, line, col, "unterminated string: missing closing '\"'");
-      goto out;
-    }
-    switch (p->cur[1]) {
-    case '"': zlb_strbuf_addch(&sb, '"'); break;
-    case '\\': zlb_strbuf_addch(&sb, '\\'); break;
-    case '/': zlb_strbuf_addch(&sb, '/'); break;
-    case 'b': zlb_strbuf_addch(&sb, '\b'); break;
-    case 'f': zlb_strbuf_addch(&sb, '\f'); break;
-    case 'n': zlb_strbuf_addch(&sb, '\n'); break;
-    case 'r': zlb_strbuf_addch(&sb, '\r'); break;
-    case 't': zlb_strbuf_addch(&sb, '\t'); break;
-    case 'u':
-      if ((rc = read_unicode(p, &sb)))
-        goto out;
+    c = (unsigned char)p->cur[1];
+    if (c == 'u') {
+      int rc = scan_unicode(p);
+      if (rc)
+        return rc;
       continue;
-    default:
-      if ((unsigned char)p->cur[1] >= 0x20 && (unsigned char)p->cur[1] < 0x7f)
-        rc = fail_at(p, p->line, col_of(p, p->cur),
-                     "invalid escape '\\%c' in a string", p->cur[1]);
-      else
-        rc = fail_at(p, p->line, col_of(p, p->cur),
+    }
+    if (!strchr("\"\\/bfnrt", c) || !c) {
+      if (c >= 0x20 && c < 0x7f)
+        return fail_at(p, p->line, col_of(p, p->cur),
+                       "invalid escape '\\%c' in a string", c);
+      return fail_at(p, p->line, col_of(p, p->cur),
                      "invalid escape in a string");
-      goto out;
     }
     p->cur += 2;
   }
-  *out = zlb_strbuf_detach(&sb);
-out:
-  zlb_strbuf_release(&sb);
-  return rc;
 }
 
-static int is_digit(const jparser_t *p, const char *s) {
+static int is_digit(const scan_t *p, const char *s) {
   return s < p->end && *s >= '0' && *s <= '9';
 }
 
 /* A number per RFC 8259's grammar (no leading '+', zeros, or bare '.'). */
-static int read_number(jparser_t *p, double *out) {
+static int scan_number(scan_t *p) {
   const char *start = p->cur, *s = p->cur;
-  char small[64], *copy = small;
-  size_t n;
   if (s < p->end && *s == '-')
     s++;
   if (!is_digit(p, s)) {
@@ -238,26 +238,18 @@ static int read_number(jparser_t *p, double *out) {
     while (is_digit(p, s))
       s++;
   }
-  /* strtod needs a terminator the input may not have */
-  n = (size_t)(s - start);
-  if (n >= sizeof(small))
-    copy = zlb_xmalloc(n + 1);
-  memcpy(copy, start, n);
-  copy[n] = '\0';
-  *out = strtod(copy, NULL);
-  if (copy != small)
-    free(copy);
   p->cur = s;
+  /* The copy is NUL-terminated where the input may not be, and strtod
+   * stops at the token's end: nothing that may follow a number (white
+   * space, ',', ']', '}') continues one. Out of range reads as +-inf. */
+  keep_number(p, start, strtod(p->copy + (start - p->text), NULL));
   return 0;
 }
 
-static int parse_value(jparser_t *p, zlb_json_t **out);
+static int scan_value(scan_t *p);
 
-/* Children are attached to their parent before they are read, so freeing
- * the root on error frees every partial subtree. */
-static int parse_array(jparser_t *p, zlb_json_t *v) {
+static int scan_array(scan_t *p) {
   const int line = p->line, col = col_of(p, p->cur);
-  size_t cap = 0;
   int rc;
   p->cur++;
   skip_ws(p);
@@ -266,17 +258,10 @@ static int parse_array(jparser_t *p, zlb_json_t *v) {
     return 0;
   }
   for (;;) {
-    if (v->n == cap) {
-      cap = cap ? cap * 2 : 8;
-      v->items = zlb_xrealloc(v->items, cap * sizeof(*v->items));
-    }
     skip_ws(p);
     if (at_end(p))
       return fail_at(p, line, col, "unterminated array: missing closing ']'");
-    v->items[v->n] = NULL;
-    rc = parse_value(p, &v->items[v->n]);
-    v->n++;
-    if (rc)
+    if ((rc = scan_value(p)))
       return rc;
     skip_ws(p);
     if (at_end(p))
@@ -291,9 +276,8 @@ static int parse_array(jparser_t *p, zlb_json_t *v) {
   }
 }
 
-static int parse_object(jparser_t *p, zlb_json_t *v) {
+static int scan_object(scan_t *p) {
   const int line = p->line, col = col_of(p, p->cur);
-  size_t cap = 0;
   int rc;
   p->cur++;
   skip_ws(p);
@@ -307,15 +291,7 @@ static int parse_object(jparser_t *p, zlb_json_t *v) {
       return fail_at(p, line, col, "unterminated object: missing closing '}'");
     if (*p->cur != '"')
       return fail_char(p, "a string key");
-    if (v->n == cap) {
-      cap = cap ? cap * 2 : 8;
-      v->items = zlb_xrealloc(v->items, cap * sizeof(*v->items));
-      v->keys = zlb_xrealloc(v->keys, cap * sizeof(*v->keys));
-    }
-    v->items[v->n] = NULL;
-    v->keys[v->n] = NULL;
-    v->n++;
-    if ((rc = read_string(p, &v->keys[v->n - 1])))
+    if ((rc = scan_string(p)))
       return rc;
     skip_ws(p);
     if (at_end(p))
@@ -326,7 +302,7 @@ static int parse_object(jparser_t *p, zlb_json_t *v) {
     skip_ws(p);
     if (at_end(p))
       return fail_at(p, line, col, "unterminated object: missing closing '}'");
-    if ((rc = parse_value(p, &v->items[v->n - 1])))
+    if ((rc = scan_value(p)))
       return rc;
     skip_ws(p);
     if (at_end(p))
@@ -341,71 +317,58 @@ static int parse_object(jparser_t *p, zlb_json_t *v) {
   }
 }
 
-static int parse_value(jparser_t *p, zlb_json_t **out) {
-  zlb_json_t *v;
-  int rc = 0;
+/* NaN, Infinity or -Infinity at p->cur: 0 and kept, else -1. */
+static int scan_special(scan_t *p) {
+  const char *start = p->cur;
+  int neg = *p->cur == '-';
+  if (neg)
+    p->cur++;
+  if (eat(p, "Infinity"))
+    keep_number(p, start, neg ? -INFINITY : INFINITY);
+  else if (!neg && eat(p, "NaN"))
+    keep_number(p, start, NAN);
+  else
+    return -1;
+  return 0;
+}
+
+static int scan_value(scan_t *p) {
+  int rc;
   skip_ws(p);
   if (at_end(p))
     return fail_eof(p, "a value");
-  v = zlb_xcalloc(1, sizeof(*v));
-  *out = v;
   switch (*p->cur) {
   case '{':
   case '[':
-    if (++p->depth > MAX_DEPTH) {
-      rc = fail_at(p, p->line, col_of(p, p->cur),
-                   "nesting deeper than %d levels", MAX_DEPTH);
-    } else if (*p->cur == '{') {
-      v->kind = ZLB_JSON_OBJECT;
-      rc = parse_object(p, v);
-    } else {
-      v->kind = ZLB_JSON_ARRAY;
-      rc = parse_array(p, v);
-    }
+    if (++p->depth > MAX_DEPTH)
+      return fail_at(p, p->line, col_of(p, p->cur),
+                     "nesting deeper than %d levels", MAX_DEPTH);
+    rc = *p->cur == '{' ? scan_object(p) : scan_array(p);
     p->depth--;
     return rc;
   case '"':
-    v->kind = ZLB_JSON_STRING;
-    return read_string(p, &v->string);
+    return scan_string(p);
   case 't':
   case 'f':
-    v->kind = ZLB_JSON_BOOL;
-    v->boolean = *p->cur == 't';
-    if (eat(p, v->boolean ? "true" : "false"))
-      return 0;
-    break;
   case 'n':
-    v->kind = ZLB_JSON_NULL;
-    if (eat(p, "null"))
+    if (eat(p, "true") || eat(p, "false") || eat(p, "null"))
       return 0;
     break;
   case 'N':
-    v->kind = ZLB_JSON_NUMBER;
-    v->number = NAN;
-    if (eat(p, "NaN"))
-      return 0;
-    break;
   case 'I':
-    v->kind = ZLB_JSON_NUMBER;
-    v->number = INFINITY;
-    if (eat(p, "Infinity"))
+    if (!scan_special(p))
       return 0;
     break;
   case '-':
-    v->kind = ZLB_JSON_NUMBER;
     if (p->end - p->cur > 1 && p->cur[1] == 'I') {
-      v->number = -INFINITY;
-      p->cur++;
-      if (eat(p, "Infinity"))
+      if (!scan_special(p))
         return 0;
       break;
     }
-    return read_number(p, &v->number);
+    return scan_number(p);
   default:
-    if (*p->cur >= '0' && *p->cur <= '9') {
-      v->kind = ZLB_JSON_NUMBER;
-      return read_number(p, &v->number);
-    }
+    if (*p->cur >= '0' && *p->cur <= '9')
+      return scan_number(p);
     return fail_char(p, "a value");
   }
   return fail_at(p, p->line, col_of(p, p->cur),
@@ -413,31 +376,102 @@ static int parse_value(jparser_t *p, zlb_json_t **out) {
                  "Infinity)");
 }
 
+/* cJSON's tree into ours, numbers from the scan in the same order. */
+static zlb_json_t *convert(const cJSON *c, const scan_t *p, size_t *next) {
+  zlb_json_t *v = zlb_xcalloc(1, sizeof(*v));
+  const cJSON *e;
+  size_t i = 0;
+  switch (c->type & 0xff) {
+  case cJSON_True:
+    v->boolean = 1;
+    /* fall through */
+  case cJSON_False:
+    v->kind = ZLB_JSON_BOOL;
+    break;
+  case cJSON_Number:
+    v->kind = ZLB_JSON_NUMBER;
+    v->number = *next < p->nnums ? p->nums[*next] : NAN;
+    ++*next;
+    break;
+  case cJSON_String:
+    v->kind = ZLB_JSON_STRING;
+    v->string = zlb_xstrdup(c->valuestring);
+    break;
+  case cJSON_Array:
+  case cJSON_Object:
+    v->kind = (c->type & 0xff) == cJSON_Array ? ZLB_JSON_ARRAY : ZLB_JSON_OBJECT;
+    for (e = c->child; e; e = e->next)
+      v->n++;
+    if (!v->n)
+      break;
+    v->items = zlb_xcalloc(v->n, sizeof(*v->items));
+    if (v->kind == ZLB_JSON_OBJECT)
+      v->keys = zlb_xcalloc(v->n, sizeof(*v->keys));
+    for (e = c->child; e; e = e->next, i++) {
+      if (v->keys)
+        v->keys[i] = zlb_xstrdup(e->string);
+      v->items[i] = convert(e, p, next);
+    }
+    break;
+  default:
+    v->kind = ZLB_JSON_NULL;
+  }
+  return v;
+}
+
 int zlb_json_parse(const char *text, size_t len, const char *what,
                    zlb_json_t **out, zlb_error_t *err) {
-  jparser_t p;
-  zlb_json_t *root = NULL;
+  scan_t p;
+  cJSON *cj = NULL;
+  size_t next = 0;
   int rc;
   *out = NULL;
   memset(&p, 0, sizeof(p));
-  p.cur = p.ls = text ? text : "";
-  p.end = p.cur + (text ? len : 0);
-  p.line = 1;
   p.what = what ? what : "<json>";
   p.err = err;
-  if (p.end - p.cur >= 3 && !memcmp(p.cur, "\xef\xbb\xbf", 3))
-    p.cur = p.ls = p.cur + 3; /* a UTF-8 byte order mark */
-  if ((rc = parse_value(&p, &root)))
+  if (!text)
+    len = 0;
+  if (len > MAX_INPUT)
+    return zlb_error_set(err, ZLB_EPARSE,
+                         "%s: %zu bytes is more than the %zu MiB a json "
+                         "document may have",
+                         p.what, len, MAX_INPUT >> 20);
+  p.text = text ? text : "";
+  if (len >= 3 && !memcmp(p.text, "\xef\xbb\xbf", 3)) {
+    p.text += 3; /* a UTF-8 byte order mark */
+    len -= 3;
+  }
+  p.cur = p.ls = p.text;
+  p.end = p.text + len;
+  p.line = 1;
+  p.copy = zlb_xmalloc(len + 1);
+  memcpy(p.copy, p.text, len);
+  p.copy[len] = '\0';
+  if ((rc = scan_value(&p)))
     goto out;
   skip_ws(&p);
   if (!at_end(&p)) {
     rc = fail_char(&p, "the end of the input after the value");
     goto out;
   }
-  *out = root;
-  root = NULL;
+  if (!(cj = cJSON_ParseWithLength(p.copy, len))) {
+    rc = zlb_error_set(err, ZLB_ENOMEM,
+                       "%s: out of memory building the json tree", p.what);
+    goto out;
+  }
+  *out = convert(cj, &p, &next);
+  if (next != p.nnums) { /* the scan and cJSON disagree: a bug of ours */
+    zlb_json_free(*out);
+    *out = NULL;
+    rc = zlb_error_set(err, ZLB_EPARSE,
+                       "%s: %zu numbers scanned but %zu in the tree; "
+                       "please report this input",
+                       p.what, p.nnums, next);
+  }
 out:
-  zlb_json_free(root);
+  cJSON_Delete(cj);
+  free(p.copy);
+  free(p.nums);
   return rc;
 }
 

@@ -1,6 +1,7 @@
 /* Unit tests of the JSON reader: accepted documents against a canonical
  * re-serialisation, every error with its exact line:column message, the
- * nesting limit, member lookups, and bounded (non NUL-terminated) input. */
+ * nesting and size limits, member lookups, bounded (non NUL-terminated)
+ * input, and what the tree builder must not get wrong. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -354,6 +355,48 @@ static void test_flaggems_record(void **state) {
   zlb_json_free(v);
 }
 
+/* cJSON builds the tree: numbers of any length (it reads them through a
+ * 64-byte buffer), number-like text inside strings left alone, and input
+ * over the size limit refused before it is read. */
+static void test_tree_builder_edges(void **state) {
+  static const char longnum[] =
+      "-1234567890123456789012345678901234567890123456789012345678901234567"
+      "89e-60";
+  static const char strings[] =
+      "{\"NaN\": \"01 1. -Infinity\", \"k\\u00e9\": [\"\\\"1e5\", 7]}";
+  zlb_strbuf_t text = ZLB_STRBUF_INIT, out = ZLB_STRBUF_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  zlb_json_t *v;
+  char *big;
+  (void)state;
+  zlb_strbuf_addf(&text, "[%s, 0.1%070d1, %s]", longnum, 0, longnum);
+  v = parse_ok(text.buf, text.len);
+  assert_int_equal(v->n, 3);
+  assert_true(v->items[0]->number == strtod(longnum, NULL));
+  assert_true(v->items[1]->number == 0.1);
+  assert_true(v->items[2]->number == v->items[0]->number);
+  zlb_json_free(v);
+  v = parse_ok(longnum, strlen(longnum));
+  assert_true(v->number == strtod(longnum, NULL));
+  zlb_json_free(v);
+  v = parse_ok(strings, strlen(strings));
+  canon(&out, v);
+  assert_string_equal(out.buf, "{\"NaN\":\"01 1. -Infinity\","
+                               "\"k\xc3\xa9\":[\"\\\"1e5\",7]}");
+  zlb_json_free(v);
+  big = calloc((16u << 20) + 1, 1);
+  assert_non_null(big);
+  v = (zlb_json_t *)&err; /* must be reset to NULL */
+  assert_int_equal(zlb_json_parse(big, (16u << 20) + 1, "t.json", &v, &err),
+                   ZLB_EPARSE);
+  assert_string_equal(err.msg, "t.json: 16777217 bytes is more than the 16 "
+                               "MiB a json document may have");
+  assert_null(v);
+  free(big);
+  zlb_strbuf_release(&out);
+  zlb_strbuf_release(&text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good),
@@ -362,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_get),
       cmocka_unit_test(test_bounded_input),
       cmocka_unit_test(test_flaggems_record),
+      cmocka_unit_test(test_tree_builder_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
