@@ -120,7 +120,7 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
     zlb_jw_key_string(&jw, "host", host);
   }
   zlb_jw_key_string(&jw, "backend", b->backend);
-  zlb_jw_key_string(&jw, "visibility_env", b->desc ? b->desc->visibility_env : NULL);
+  zlb_jw_key_string(&jw, "visibility_env", b->vis_env[0] ? b->vis_env : NULL);
   zlb_jw_key_array(&jw, "devices");
   for (size_t i = 0; i < b->devices.n; i++)
     zlb_jw_string(&jw, b->devices.v[i]);

@@ -56,3 +56,16 @@ normalize_log() {
     -e 's/^zlbench [^ ]+  run/zlbench V  run/' -e 's/^peaks: .*/peaks: P/' \
     -e 's/shapes=[^ ]*\//shapes=/' -e 's/ in F s$/ in F s/' "$1" | tr -s ' '
 }
+
+# fnv_slot NAME N: the batch's device slot for NAME over N devices,
+# fnv1a64(NAME) mod N (README), computed here independently of zlbench.
+# Bash arithmetic is 64-bit and wraps, as FNV wants; the unsigned modulo
+# goes through a logical shift.
+fnv_slot() {
+  local LC_ALL=C s=$1 n=$2 h=$((0xcbf29ce484222325)) i c
+  for ((i = 0; i < ${#s}; i++)); do
+    printf -v c '%d' "'${s:i:1}"
+    h=$(((h ^ c) * 0x100000001b3))
+  done
+  echo $(((((h >> 1) & 0x7fffffffffffffff) % n * 2 + (h & 1)) % n))
+}
