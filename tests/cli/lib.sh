@@ -35,7 +35,17 @@ expect_in() {
 
 # The pid of the batch writing into $OUT (a batch started from a shell
 # function runs in a forked shell: signal the batch process itself).
-batch_pid() { pgrep -n -f "zlbench batch .*--out $OUT"; }
+batch_pid() { pgrep -n -f -- "zlbench batch .*--out $OUT( |$)"; }
+
+# run_children [OP]: "PID ARGS" of each `zlbench run` child (of OP, else
+# any) whose --out lies under this test's $OUT; other test runs on the
+# machine, in other folders, never match. The patterns travel in the
+# environment so this awk's own arguments cannot match them.
+run_children() {
+  ps -eo pid=,args= |
+    ZLB_T_OUT="--out $OUT/" ZLB_T_RUN="zlbench run ${1:+$1 }" \
+      awk 'index($0, ENVIRON["ZLB_T_OUT"]) && index($0, ENVIRON["ZLB_T_RUN"])'
+}
 
 expect_not_in() {
   if grep -qF -- "$2" "$1"; then fail "'$1' unexpectedly contains: $2"; fi

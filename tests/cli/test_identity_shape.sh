@@ -2,6 +2,7 @@
 # the same JSON type in each (one writer, src/base/identity.c).
 . "$(dirname "$0")/lib.sh"
 [ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
+set -o pipefail
 : "${ZLB_JSON_TYPES:?ZLB_JSON_TYPES must point at the json_types helper}"
 OUT="$TMP/b"
 expect_rc 0 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops good_copy --devices 0 \
@@ -9,8 +10,11 @@ expect_rc 0 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops good_copy --d
 # The batch's child is a `zlbench run`: its identity is a run's.
 RUN_ID="$OUT/ops/good_copy/run_identity.json"
 BATCH_ID="$OUT/run_identity.json"
-"$ZLB_JSON_TYPES" "$RUN_ID" >"$TMP/run.types" || fail "cannot read $RUN_ID"
-"$ZLB_JSON_TYPES" "$BATCH_ID" >"$TMP/batch.types" || fail "cannot read $BATCH_ID"
+# PATH TYPE only (values differ), array indices folded to [].
+types() { "$ZLB_JSON_TYPES" "$1" | awk '{ gsub(/\[[0-9]+\]/, "[]", $1); print $1, $2 }'; }
+types "$RUN_ID" >"$TMP/run.types" || fail "cannot read $RUN_ID"
+types "$BATCH_ID" >"$TMP/batch.types" || fail "cannot read $BATCH_ID"
+[ -s "$TMP/run.types" ] && [ -s "$TMP/batch.types" ] || fail "json_types printed nothing"
 expect_in "$TMP/run.types" ".kind string"
 expect_in "$RUN_ID" '"kind": "run"'
 expect_in "$BATCH_ID" '"kind": "batch"'

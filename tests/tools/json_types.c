@@ -1,6 +1,7 @@
-/* Test helper: print the JSON type of every value in a file, one
- * "PATH TYPE" line each (".host.pid number", ".argv[] string"), so shell
- * tests can compare the shapes of two documents without python. */
+/* Test helper: print every value of a JSON file, one "PATH TYPE [VALUE]"
+ * line each (".host.pid number 42", ".argv[0] string zlbench"; no value for
+ * arrays, objects and null; newlines in strings become spaces), so shell
+ * tests can check documents with awk instead of python. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +22,22 @@ static const char *type_name(zlb_json_kind_t k) {
 
 static void walk(const zlb_json_t *v, zlb_strbuf_t *path) {
   size_t len = path->len;
-  printf("%s %s\n", len ? path->buf : ".", type_name(v->kind));
+  printf("%s %s", len ? path->buf : ".", type_name(v->kind));
+  if (v->kind == ZLB_JSON_STRING) {
+    putchar(' ');
+    for (const char *c = v->string; *c; c++)
+      putchar(*c == '\n' || *c == '\r' ? ' ' : *c);
+  } else if (v->kind == ZLB_JSON_NUMBER) {
+    printf(" %.17g", v->number);
+  } else if (v->kind == ZLB_JSON_BOOL) {
+    printf(" %s", v->boolean ? "true" : "false");
+  }
+  putchar('\n');
   for (size_t i = 0; i < v->n; i++) {
     if (v->kind == ZLB_JSON_OBJECT)
       zlb_strbuf_addf(path, ".%s", v->keys[i]);
     else
-      zlb_strbuf_addstr(path, "[]");
+      zlb_strbuf_addf(path, "[%zu]", i);
     walk(v->items[i], path);
     zlb_strbuf_setlen(path, len);
   }
