@@ -175,6 +175,16 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     for (int d = 0; d < ndev; d++)
       zlb_strvec_pushf(&b.devices, "%d", d);
   }
+  /* Without a visibility variable every child would see every device:
+   * children on several devices could not be kept apart. */
+  if (!b.vis_env[0] && b.devices.n > 1) {
+    rc = zlb_error_set(err, ZLB_EINVAL,
+                       "backend '%s' declares no visibility variable, so its children "
+                       "cannot be pinned to one of %zu devices; choose one device with "
+                       "--devices, or declare visibility_env in the backend's description",
+                       b.backend, b.devices.n);
+    goto out;
+  }
   zlb_path_join(&b.status_path, o->out_dir, "ops_status.csv");
   if ((rc = zlb__status_read(b.status_path.buf, &b.prev, &b.nprev, err)))
     goto out;
@@ -311,6 +321,7 @@ out:
   zlb_strvec_release(&reg.names);
   zlb_strvec_release(&sel);
   zlb_strvec_release(&b.devices);
+  zlb_strvec_release(&b.vis_also);
   zlb_strbuf_release(&b.status_path);
   if (lock_fd >= 0)
     close(lock_fd); /* releases the lock; the file stays, naming the last holder */

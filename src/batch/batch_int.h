@@ -70,7 +70,12 @@ typedef struct zlb__batch {
   const zlb_batch_opts_t *o;
   zlb_batch_result_t *res;
   char backend[32];
-  const zlb_backend_desc_t *desc;
+  /* The backend's visibility variable and its further keys, from the
+   * registry for a built-in backend, else from the `zlbench devices
+   * --json` helper (a library's backend is not in this process's
+   * registry); "" when the backend declares none. */
+  char vis_env[64];
+  zlb_strvec_t vis_also;
   zlb_strvec_t devices;       /* ordinals as strings */
   zlb__job_t *jobs;
   size_t njobs;

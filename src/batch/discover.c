@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "batch_int.h"
+#include "zlbench/json.h"
 #include "zlbench/ops.h"
 
 /* ---- helper children ---------------------------------------------------------- */
@@ -45,6 +46,73 @@ static int run_helper(zlb__batch_t *b, zlb_strvec_t *argv, zlb_strbuf_t *out, zl
   return rc;
 }
 
+/* An environment variable name: [A-Za-z_][A-Za-z0-9_]*, shorter than `cap`. */
+static int env_name_ok(const char *s, size_t cap) {
+  size_t n = strlen(s);
+  if (!n || n >= cap || (s[0] >= '0' && s[0] <= '9'))
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+          (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+      return 0;
+  return 1;
+}
+
+/* The visibility keys of b->backend, from `zlbench devices --backend NAME
+ * --json` (visibility_env, also_env). What the child says is checked: the
+ * names become environment assignments of every child. */
+static int discover_visibility(zlb__batch_t *b, zlb_error_t *err) {
+  zlb_strvec_t argv = ZLB_STRVEC_INIT;
+  zlb_strbuf_t out = ZLB_STRBUF_INIT;
+  zlb_json_t *j = NULL;
+  const zlb_json_t *d, *v, *also;
+  int rc;
+  zlb_strvec_push(&argv, b->o->exe);
+  zlb_strvec_push(&argv, "devices");
+  zlb_strvec_push(&argv, "--backend");
+  zlb_strvec_push(&argv, b->backend);
+  zlb_strvec_push(&argv, "--json");
+  zlb__push_libs(b->o, &argv);
+  if ((rc = run_helper(b, &argv, &out, err)) ||
+      (rc = zlb_json_parse(out.buf, out.len, "zlbench devices --json", &j, err)))
+    goto out;
+  d = j->kind == ZLB_JSON_ARRAY && j->n == 1 ? j->items[0] : NULL;
+  if (!d || d->kind != ZLB_JSON_OBJECT) {
+    rc = zlb_error_set(err, ZLB_EUNAVAIL,
+                       "'zlbench devices --backend %s --json' did not describe one backend",
+                       b->backend);
+    goto out;
+  }
+  v = zlb_json_get(d, "visibility_env");
+  if (v && v->kind == ZLB_JSON_STRING) {
+    if (!env_name_ok(v->string, sizeof(b->vis_env))) {
+      rc = zlb_error_set(err, ZLB_EINVAL,
+                         "backend '%s' declares an invalid visibility variable '%.64s'; "
+                         "fix visibility_env in the library's backend description",
+                         b->backend, v->string);
+      goto out;
+    }
+    zlb_strlcpy(b->vis_env, v->string, sizeof(b->vis_env));
+  }
+  also = zlb_json_get(d, "also_env");
+  for (size_t i = 0; also && also->kind == ZLB_JSON_ARRAY && i < also->n; i++) {
+    const zlb_json_t *k = also->items[i];
+    if (i >= 8 || k->kind != ZLB_JSON_STRING || !env_name_ok(k->string, sizeof(b->vis_env))) {
+      rc = zlb_error_set(err, ZLB_EINVAL,
+                         "backend '%s' declares an invalid also_env key (at most 8 "
+                         "variable names); fix also_env in the library's backend description",
+                         b->backend);
+      goto out;
+    }
+    zlb_strvec_push(&b->vis_also, k->string);
+  }
+out:
+  zlb_json_free(j);
+  zlb_strvec_release(&argv);
+  zlb_strbuf_release(&out);
+  return rc;
+}
+
 /* Backend name and device count, from `zlbench devices --count` (a child:
  * the parent must not initialise a GPU runtime). */
 int zlb__discover_devices(zlb__batch_t *b, int *count, zlb_error_t *err) {
@@ -62,12 +130,19 @@ int zlb__discover_devices(zlb__batch_t *b, int *count, zlb_error_t *err) {
   if (!rc && sscanf(out.buf, "%31s %d", name, count) != 2)
     rc = zlb_error_set(err, ZLB_EUNAVAIL, "cannot read the device count from '%s'", out.buf);
   if (!rc) {
-    zlb_strlcpy(b->backend, name, sizeof(b->backend));
-    /* Backends from --lib libraries are not in this process's registry;
-     * the built-in ones are, with their visibility keys. */
+    const zlb_backend_desc_t *d = NULL;
     zlb_error_t ignore = ZLB_ERROR_INIT;
-    if (zlb_backend_lookup(name, &b->desc, &ignore))
-      b->desc = NULL;
+    zlb_strlcpy(b->backend, name, sizeof(b->backend));
+    /* A built-in backend is in this process's registry with its keys; one
+     * a library adds is not, and its helper child reports them. */
+    if (!zlb_backend_lookup(name, &d, &ignore)) {
+      if (d->visibility_env)
+        zlb_strlcpy(b->vis_env, d->visibility_env, sizeof(b->vis_env));
+      for (const char *const *k = d->also_env; k && *k; k++)
+        zlb_strvec_push(&b->vis_also, *k);
+    } else {
+      rc = discover_visibility(b, err);
+    }
   }
   zlb_strvec_release(&argv);
   zlb_strbuf_release(&out);

@@ -122,7 +122,8 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   zlb_strvec_push(&argv, "--backend");
   zlb_strvec_push(&argv, b->backend);
   zlb_strvec_push(&argv, "--device");
-  zlb_strvec_push(&argv, "0"); /* the only device the child can see */
+  /* With a visibility variable the child sees only its device, as 0. */
+  zlb_strvec_push(&argv, b->vis_env[0] ? "0" : dev);
   zlb_strvec_push(&argv, "--out");
   zlb_strvec_push(&argv, dir.buf);
   zlb_strvec_push(&argv, "--color");
@@ -139,13 +140,13 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
     zlb_strvec_push(&argv, o->run_args.v[i]);
   zlb__push_libs(o, &argv);
 
-  /* Pin the child to its device through the backend's visibility key. */
-  if (b->desc && b->desc->visibility_env) {
-    zlb_strvec_pushf(&env, "%s=%s", b->desc->visibility_env, dev);
-    for (const char *const *k = b->desc->also_env; k && *k; k++)
-      zlb_strvec_pushf(&env, "%s=%s", *k, dev);
-  } else {
-    zlb_strvec_pushf(&env, "ZL_TEST_VISIBLE_DEVICES=%s", dev);
+  /* Pin the child to its device through the backend's visibility keys.
+   * A backend without one has a single device here (zlb_batch_run
+   * refuses several), addressed by its ordinal. */
+  if (b->vis_env[0]) {
+    zlb_strvec_pushf(&env, "%s=%s", b->vis_env, dev);
+    for (size_t i = 0; i < b->vis_also.n; i++)
+      zlb_strvec_pushf(&env, "%s=%s", b->vis_also.v[i], dev);
   }
   zlb_strvec_push(&env, "NO_COLOR=1");
   rc = zlb_spawn(argv.v, &env, NULL, errpath.buf, o->timeout_s, &j->child, err);

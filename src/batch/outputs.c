@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "batch_int.h"
+#include "zlbench/identity.h"
 #include "zlbench/json.h"
 #include "zlbench/report.h"
 
@@ -99,28 +100,15 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
   const zlb_batch_opts_t *o = b->o;
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   zlb_jw_t jw;
-  char now[32];
   int rc;
   zlb_jw_init(&jw, 1);
-  zlb_jw_object_begin(&jw);
-  zlb_jw_key_string(&jw, "schema", "zlbench.run_identity/1");
-  zlb_jw_key_string(&jw, "kind", "batch");
-  zlb_jw_key_object(&jw, "tool");
-  zlb_jw_key_string(&jw, "name", "zlbench");
-  zlb_jw_key_string(&jw, "version", ZLB_VERSION);
-  zlb_jw_key_string(&jw, "git_commit", ZLB_GIT_COMMIT);
-  zlb_jw_object_end(&jw);
-  zlb_jw_key_array(&jw, "argv");
-  for (int i = 0; i < o->argc; i++)
-    zlb_jw_string(&jw, o->argv[i]);
+  zlb_identity_head(&jw, "batch", o->argc, o->argv);
+  zlb_identity_backend_begin(&jw, b->backend, b->vis_env[0] ? b->vis_env : NULL);
+  zlb_jw_key_array(&jw, "also_env");
+  for (size_t i = 0; i < b->vis_also.n; i++)
+    zlb_jw_string(&jw, b->vis_also.v[i]);
   zlb_jw_array_end(&jw);
-  {
-    char host[256] = "";
-    gethostname(host, sizeof(host) - 1);
-    zlb_jw_key_string(&jw, "host", host);
-  }
-  zlb_jw_key_string(&jw, "backend", b->backend);
-  zlb_jw_key_string(&jw, "visibility_env", b->desc ? b->desc->visibility_env : NULL);
+  zlb_jw_object_end(&jw);
   zlb_jw_key_array(&jw, "devices");
   for (size_t i = 0; i < b->devices.n; i++)
     zlb_jw_string(&jw, b->devices.v[i]);
@@ -152,18 +140,14 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
     zlb_jw_object_end(&jw);
   }
   zlb_jw_array_end(&jw);
-  zlb_jw_key_string(&jw, "started", b->started);
+  zlb_identity_times(&jw, b->started, final);
   if (final) {
-    zlb_iso8601_now(now, sizeof(now));
-    zlb_jw_key_string(&jw, "finished", now);
     zlb_jw_key_int(&jw, "ok", b->res->ok);
     zlb_jw_key_int(&jw, "failed", b->res->failed);
     zlb_jw_key_int(&jw, "skipped", b->res->skipped);
     zlb_jw_key_int(&jw, "replayed", b->res->replayed);
     zlb_jw_key_bool(&jw, "interrupted", b->res->interrupted);
     zlb_jw_key_double(&jw, "seconds", zlb_now_s() - b->t0);
-  } else {
-    zlb_jw_key_null(&jw, "finished");
   }
   zlb_jw_object_end(&jw);
   zlb_path_join(&p, o->out_dir, "run_identity.json");

@@ -1,6 +1,6 @@
 /* Sharding: operators to devices and to hosts by a stable hash, and the
  * host shard from a flag, Slurm or a Kubernetes Indexed Job
- * (reference/vendor-apis.md section 5). */
+ * (docs/batch.md, "Devices and shards"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -30,6 +30,10 @@ static void show(const zlb_backend_desc_t *d, zlb_jw_t *jw, int *avail_out) {
     zlb_jw_key_string(jw, "backend", d->name);
     zlb_jw_key_string(jw, "vendor", d->vendor);
     zlb_jw_key_string(jw, "visibility_env", d->visibility_env);
+    zlb_jw_key_array(jw, "also_env");
+    for (const char *const *k = d->also_env; k && *k; k++)
+      zlb_jw_string(jw, *k);
+    zlb_jw_array_end(jw);
     zlb_jw_key_string(jw, "capabilities", caps);
     zlb_jw_key_bool(jw, "available", *avail_out);
     zlb_jw_key_string(jw, "error", e.code ? e.msg : NULL);

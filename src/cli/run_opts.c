@@ -270,6 +270,9 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "(env ZL_AUTOTUNE; default off)"),
         PASS(CALLBACK, "--seed", "N", x, opt_seed,
              "input and RNG seed (env ZL_SEED; default 24301)"),
+        PASS(FLAG, "--verbose", NULL, &o->verbose, NULL,
+             "after each row, a '# phases (ms): ...' line with where its wall\n"
+             "time went (env ZL_VERBOSE=1)"),
         ZLB_CLI_LIB(&x->libs),
         ZLB_CLI_CALLBACK("--color", "WHEN", opt_color, &x->color,
                          "auto, always or never (default auto; NO_COLOR disables colour)"),
@@ -281,7 +284,7 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
 }
 
 int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
-  const char *nc = getenv("NO_COLOR");
+  const char *nc = getenv("NO_COLOR"), *v0;
   for (size_t i = 0; i < sizeof(env_defaults) / sizeof(env_defaults[0]); i++) {
     const char *v = getenv(env_defaults[i].env);
     if (*(int *)((char *)x + env_defaults[i].given) || !v || !*v)
@@ -289,6 +292,9 @@ int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
     if (env_defaults[i].fn(NULL, env_defaults[i].env, v, x))
       return -1;
   }
+  /* --verbose wins over ZL_VERBOSE, which is checked only without it. */
+  if (!o->verbose && (v0 = getenv("ZL_VERBOSE")) && *v0 && set_onoff("ZL_VERBOSE", v0, &o->verbose))
+    return -1;
   o->deny_ops = &x->deny;
   o->libs = &x->libs;
   if (nc && *nc)

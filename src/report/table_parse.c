@@ -120,8 +120,9 @@ static int is_rule(const char *line) {
 }
 
 static int is_note(const char *line) {
-  return is_space((unsigned char)line[0]) &&
-         zlb_starts_with(skip_ws(line), "note:");
+  return (is_space((unsigned char)line[0]) && zlb_starts_with(skip_ws(line), "note:")) ||
+         /* A verbose run's "# phases (ms): ..." after a row: inside the table. */
+         zlb_starts_with(line, "# ");
 }
 
 /* ---- title, banner, header --------------------------------------------- */

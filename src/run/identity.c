@@ -5,43 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include "run_int.h"
-
-void zlb__identity_common(zlb_jw_t *jw, int argc, char **argv) {
-  struct utsname u;
-  char host[256] = "";
-  zlb_jw_key_object(jw, "tool");
-  zlb_jw_key_string(jw, "name", "zlbench");
-  zlb_jw_key_string(jw, "version", ZLB_VERSION);
-  zlb_jw_key_string(jw, "git_commit", ZLB_GIT_COMMIT);
-  zlb_jw_object_end(jw);
-  zlb_jw_key_array(jw, "argv");
-  for (int i = 0; i < argc; i++)
-    zlb_jw_string(jw, argv[i]);
-  zlb_jw_array_end(jw);
-  gethostname(host, sizeof(host) - 1);
-  zlb_jw_key_object(jw, "host");
-  zlb_jw_key_string(jw, "hostname", host);
-  if (uname(&u) == 0) {
-    zlb_jw_key_string(jw, "kernel", u.release);
-    zlb_jw_key_string(jw, "machine", u.machine);
-  }
-  zlb_jw_key_int(jw, "pid", (long long)getpid());
-  zlb_jw_object_end(jw);
-}
+#include "zlbench/identity.h"
 
 static void device_json(zlb_jw_t *jw, const zlb_backend_t *b) {
   const zlb_device_info_t *d = &b->info;
   char caps[128];
   zlb_caps_format(b->desc->caps, caps, sizeof(caps));
-  zlb_jw_key_object(jw, "backend");
-  zlb_jw_key_string(jw, "name", b->desc->name);
+  zlb_identity_backend_begin(jw, b->desc->name, b->desc->visibility_env);
   zlb_jw_key_string(jw, "vendor", b->desc->vendor);
   zlb_jw_key_string(jw, "capabilities", caps);
-  zlb_jw_key_string(jw, "visibility_env", b->desc->visibility_env);
   if (b->desc->visibility_env)
     zlb_jw_key_string(jw, "visibility_value", getenv(b->desc->visibility_env));
   zlb_jw_object_end(jw);
@@ -75,15 +49,10 @@ static void clocks_json(zlb_jw_t *jw, const char *key, const zlb_clocks_t *c) {
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   const zlb_run_opts_t *o = r->o;
   zlb_jw_t jw;
-  zlb_strbuf_t dts = ZLB_STRBUF_INIT;
-  char now[32];
   int rc;
 
   zlb_jw_init(&jw, 1);
-  zlb_jw_object_begin(&jw);
-  zlb_jw_key_string(&jw, "schema", "zlbench.run_identity/1");
-  zlb_jw_key_string(&jw, "kind", "run");
-  zlb__identity_common(&jw, o->argc, o->argv);
+  zlb_identity_head(&jw, "run", o->argc, o->argv);
   device_json(&jw, r->b);
   zlb_jw_key_object(&jw, "operator");
   zlb_jw_key_string(&jw, "name", r->op->name);
@@ -123,8 +92,12 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_bool(&jw, "capture_denied", r->deny);
   zlb_jw_key_string(&jw, "capture_deny_source", r->deny ? r->deny_source : NULL);
   zlb_jw_object_end(&jw);
-  zlb_dtype_mask_format(r->dtypes, &dts);
-  zlb_jw_key_string(&jw, "dtypes", dts.buf);
+  /* An array of names, as in a batch's identity. */
+  zlb_jw_key_array(&jw, "dtypes");
+  for (int d = 0; d < ZLB_DT_COUNT; d++)
+    if (r->dtypes & ZLB_DT_BIT(d))
+      zlb_jw_string(&jw, zlb_dtype_name((zlb_dtype_t)d));
+  zlb_jw_array_end(&jw);
   zlb_jw_key_object(&jw, "shapes");
   zlb_jw_key_string(&jw, "file", r->shape_file);
   zlb_jw_key_string(&jw, "source", r->shapes.source);
@@ -145,10 +118,8 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_object_end(&jw);
   if (r->b->v->clocks)
     clocks_json(&jw, "clocks_start", &r->clocks_start);
-  zlb_jw_key_string(&jw, "started", r->started);
+  zlb_identity_times(&jw, r->started, final);
   if (final) {
-    zlb_iso8601_now(now, sizeof(now));
-    zlb_jw_key_string(&jw, "finished", now);
     if (r->b->v->clocks && !r->res->fatal) {
       zlb_clocks_t c;
       zlb_error_t ce = ZLB_ERROR_INIT;
@@ -165,13 +136,10 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
     zlb_jw_key_string(&jw, "stop_reason", r->res->stop_reason[0] ? r->res->stop_reason : NULL);
     zlb_jw_key_double(&jw, "seconds", r->res->seconds);
     zlb_jw_object_end(&jw);
-  } else {
-    zlb_jw_key_null(&jw, "finished");
   }
   zlb_jw_object_end(&jw);
   rc = zlb_write_file_atomic(r->identity_path.buf, jw.out.buf, jw.out.len, err);
   zlb_jw_release(&jw);
-  zlb_strbuf_release(&dts);
   return rc;
 }
 

@@ -190,7 +190,6 @@ void zlb__peaks_describe(const zlb__peaks_t *p, uint32_t dtypes, zlb_strbuf_t *o
 
 /* identity.c */
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err);
-void zlb__identity_common(zlb_jw_t *jw, int argc, char **argv);
 void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row);
 
 #endif

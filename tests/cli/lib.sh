@@ -35,7 +35,17 @@ expect_in() {
 
 # The pid of the batch writing into $OUT (a batch started from a shell
 # function runs in a forked shell: signal the batch process itself).
-batch_pid() { pgrep -n -f "zlbench batch .*--out $OUT"; }
+batch_pid() { pgrep -n -f -- "zlbench batch .*--out $OUT( |$)"; }
+
+# run_children [OP]: "PID ARGS" of each `zlbench run` child (of OP, else
+# any) whose --out lies under this test's $OUT; other test runs on the
+# machine, in other folders, never match. The patterns travel in the
+# environment so this awk's own arguments cannot match them.
+run_children() {
+  ps -eo pid=,args= |
+    ZLB_T_OUT="--out $OUT/" ZLB_T_RUN="zlbench run ${1:+$1 }" \
+      awk 'index($0, ENVIRON["ZLB_T_OUT"]) && index($0, ENVIRON["ZLB_T_RUN"])'
+}
 
 expect_not_in() {
   if grep -qF -- "$2" "$1"; then fail "'$1' unexpectedly contains: $2"; fi
@@ -55,4 +65,17 @@ normalize_log() {
     -e 's/^(started|finished) .*/\1 T/' -e 's/^log: .*/log: L/' \
     -e 's/^zlbench [^ ]+  run/zlbench V  run/' -e 's/^peaks: .*/peaks: P/' \
     -e 's/shapes=[^ ]*\//shapes=/' -e 's/ in F s$/ in F s/' "$1" | tr -s ' '
+}
+
+# fnv_slot NAME N: the batch's device slot for NAME over N devices,
+# fnv1a64(NAME) mod N (README), computed here independently of zlbench.
+# Bash arithmetic is 64-bit and wraps, as FNV wants; the unsigned modulo
+# goes through a logical shift.
+fnv_slot() {
+  local LC_ALL=C s=$1 n=$2 h=$((0xcbf29ce484222325)) i c
+  for ((i = 0; i < ${#s}; i++)); do
+    printf -v c '%d' "'${s:i:1}"
+    h=$(((h ^ c) * 0x100000001b3))
+  done
+  echo $(((((h >> 1) & 0x7fffffffffffffff) % n * 2 + (h & 1)) % n))
 }

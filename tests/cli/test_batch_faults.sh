@@ -59,13 +59,9 @@ done
 expect_in "$OUT/ops/refuse_capture/run.log" "fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=1)"
 expect_in "$OUT/ops/poison_capture/run.log" "fallback(phase=deny,repeat=1)"
 
-# Sharding follows the documented hash: fnv1a64(name) mod 2.
+# Sharding follows the documented hash: fnv1a64(name) mod 2 (lib.sh).
 for op in good_copy good_scale hang crash; do
-  want=$(python3 -c "
-h=0xcbf29ce484222325
-for b in b'$op': h=((h^b)*0x100000001b3)&0xffffffffffffffff
-print(h%2)" 2>/dev/null || echo skip)
-  [ "$want" = skip ] && continue
+  want=$(fnv_slot "$op" 2)
   [ "$(csv_field "$S" $op device)" = "$want" ] || fail "$op ran on device $(csv_field "$S" $op device), hash says $want"
 done
 
@@ -73,8 +69,8 @@ done
 # their whole group, SIGTERM-ignoring one included). Only this test's
 # children count: other test runs on the machine have their own.
 sleep 0.2
-if ps -eo args | grep -v grep | grep -E "zlbench run (hang|hang_ignore_term) " | grep -qF -- "--out $OUT/"; then
-  ps -eo pid,pgid,args | grep "zlbench run" | grep -F -- "--out $OUT/" >&2
+if [ -n "$(run_children hang)$(run_children hang_ignore_term)" ]; then
+  run_children >&2
   fail "a hung child outlived the batch"
 fi
 echo "ok: batch fault handling"

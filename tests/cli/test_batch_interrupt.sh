@@ -10,18 +10,27 @@ run_batch() {
 }
 run_batch >"$TMP/first.out" 2>&1 &
 bgpid=$!
-# Wait until the hang child is running, then interrupt.
+# Wait until the hang child is running, then interrupt; a child that never
+# appears is a failure, not a reason to interrupt something else.
+started=0
 for i in $(seq 1 200); do
-  ps -eo args | grep -v grep | grep -q "zlbench run hang .*--out $OUT" && break
+  [ -n "$(run_children hang)" ] && { started=1; break; }
   sleep 0.05
 done
+if [ "$started" != 1 ]; then
+  kill -TERM "$(batch_pid)" 2>/dev/null
+  wait $bgpid
+  cat "$TMP/first.out" >&2
+  fail "the hang child never started within 10 s"
+fi
 kill -INT "$(batch_pid)"
 wait $bgpid
 rc=$?
 [ "$rc" = 130 ] || fail "interrupted batch exited $rc, expected 130"
 expect_in "$TMP/first.out" "interrupted: run the same command again to resume"
 sleep 0.2
-if ps -eo args | grep -v grep | grep -q "zlbench run hang .*--out $OUT"; then
+if [ -n "$(run_children hang)" ]; then
+  run_children hang >&2
   fail "the hung child survived the interrupt"
 fi
 [ -f "$OUT/ops_status.csv" ] || fail "no ops_status.csv after the interrupt"

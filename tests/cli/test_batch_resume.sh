@@ -26,7 +26,8 @@ done1=$(($(wc -l <"$OUT/ops_status.csv") - 1))
 [ "$done1" -lt 6 ] || fail "the batch finished before it could be killed"
 # A child of the killed batch dies with it (PR_SET_PDEATHSIG).
 sleep 0.3
-if ps -eo args | grep -v grep | grep -q "zlbench run .*--out $OUT"; then
+if [ -n "$(run_children)" ]; then
+  run_children >&2
   fail "a child outlived its SIGKILLed batch"
 fi
 first_done=$(awk -F, 'NR > 1 { print $1 }' "$OUT/ops_status.csv" | head -1)

@@ -4,25 +4,34 @@
 # and no latency, a poisoned capture gives exit 5 and
 # BENCHMARK_CAPTURE_POISONED.
 . "$(dirname "$0")/lib.sh"
+# Columns by their header label, never by position or anywhere on the line.
+. "$(dirname "$0")/../gpu/table.sh"
 [ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
 SH="$ZLB_SRC/tests/data/cli/shapes_test.yaml"
 R() { "$ZLBENCH" run "$@" --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 $QUICK; }
 
 expect_rc 0 R good_copy --out "$TMP/g"
 expect_in "$TMP/g/run.log" "mode=graph"
-[ "$(grep -c '^SUCCESS .* graph .* -  ' "$TMP/g/run.log")" = 2 ] || fail "good_copy rows are not graph-timed"
+[ "$(table_rows "$TMP/g/run.log")" = 2 ] || fail "good_copy: $(table_rows "$TMP/g/run.log") rows, expected 2"
+all_rows_are "$TMP/g/run.log" Timer graph || fail "good_copy rows are not graph-timed"
+all_rows_are "$TMP/g/run.log" Marker - || fail "good_copy rows carry a marker"
 
 expect_rc 0 R refuse_capture --out "$TMP/r"
-[ "$(grep -c 'direct .*fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=1)' "$TMP/r/run.log")" = 2 ] ||
+[ "$(table_rows "$TMP/r/run.log")" = 2 ] || fail "refuse_capture: $(table_rows "$TMP/r/run.log") rows, expected 2"
+all_rows_are "$TMP/r/run.log" Timer direct || fail "refused rows are not timed directly"
+all_rows_are "$TMP/r/run.log" Marker "fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=1)" ||
   fail "refused rows lack the fallback marker"
 ZL_DIRECT_REPEAT=5 expect_rc 0 R refuse_capture --out "$TMP/r5"
-[ "$(grep -c 'fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=5)' "$TMP/r5/run.log")" = 2 ] ||
+[ "$(table_rows "$TMP/r5/run.log")" = 2 ] || fail "refuse_capture (repeat 5): wrong row count"
+all_rows_are "$TMP/r5/run.log" Marker "fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED,repeat=5)" ||
   fail "ZL_DIRECT_REPEAT=5 is not in the markers"
 expect_rc 0 R refuse_capture --repeat 3 --quantiles 0.2,0.8 --out "$TMP/rq"
 expect_in "$TMP/rq/run.log" "repeat=3 skipped: quantiles requested"
 
 expect_rc 0 R good_copy --deny-capture good_copy,other --out "$TMP/d"
-[ "$(grep -c 'direct .*fallback(phase=deny,repeat=1)' "$TMP/d/run.log")" = 2 ] || fail "deny marker missing"
+[ "$(table_rows "$TMP/d/run.log")" = 2 ] || fail "deny: $(table_rows "$TMP/d/run.log") rows, expected 2"
+all_rows_are "$TMP/d/run.log" Timer direct || fail "denied rows are not timed directly"
+all_rows_are "$TMP/d/run.log" Marker "fallback(phase=deny,repeat=1)" || fail "deny marker missing"
 expect_in "$TMP/d/run.log" "capture=denied by --deny-capture"
 printf 'capture_deny:\n  good_copy: "poisons the context on this backend"\n' >"$TMP/deny.yaml"
 expect_rc 0 R good_copy --deny-file "$TMP/deny.yaml" --out "$TMP/d2"
@@ -30,7 +39,9 @@ expect_in "$TMP/d2/run.log" "fallback(phase=deny,repeat=1)"
 
 expect_rc 4 R device_fault --out "$TMP/f"
 expect_in "$TMP/f/run.log" "fatal(phase=accuracy,reason=TEST_ERROR_ILLEGAL_ADDRESS)"
-grep -q '^FAILED *N/A *N/A' "$TMP/f/run.log" || fail "a latency was reported for a fatal fault"
+all_rows_are "$TMP/f/run.log" Status FAILED || fail "a fatal fault gave a row that is not FAILED"
+all_rows_are "$TMP/f/run.log" "Baseline (ms)" N/A || fail "a baseline latency was reported for a fatal fault"
+all_rows_are "$TMP/f/run.log" "Candidate (ms)" N/A || fail "a latency was reported for a fatal fault"
 expect_in "$TMP/err" "device fault in operator 'device_fault'"
 
 expect_rc 5 R poison_capture --out "$TMP/p"
@@ -52,8 +63,9 @@ expect_in "$TMP/n/run.log" "stop=noise"
 expect_in "$TMP/n/run_identity.json" '"stop": "noise"'
 expect_in "$TMP/n/run_identity.json" '"max_noise": 0.5'
 expect_in "$TMP/n.json" '"noise": '
-awk '/^SUCCESS/ { if ($9 < 6) bad = 1; n++ } END { exit bad || n != 2 }' "$TMP/n/run.log" ||
-  fail "noise-stopped rows have fewer samples than --min-samples"
+table_col "$TMP/n/run.log" Samples >"$TMP/n.samples" || fail "no Samples column in $TMP/n/run.log"
+awk '{ if ($1 + 0 < 6) bad = 1; n++ } END { exit bad || n != 2 }' "$TMP/n.samples" ||
+  fail "noise-stopped rows have fewer samples than --min-samples: $(tr '\n' ' ' <"$TMP/n.samples")"
 expect_rc 2 R good_copy --stop sometimes --out "$TMP/n2"
 expect_in "$TMP/err" "invalid value 'sometimes' for --stop"
 expect_rc 2 R good_copy --max-noise 0 --out "$TMP/n2"

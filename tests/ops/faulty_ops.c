@@ -219,5 +219,11 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
     rc = r->add_op(r, all[i]);
   if (!rc)
     rc = zlb_test_register_bad_cases(r);
+  if (!rc)
+    rc = r->add_backend(r, &zlb_test2_backend_desc);
+  if (!rc)
+    rc = r->add_backend(r, &zlb_test3_backend_desc);
+  if (!rc)
+    rc = zlb_test_register_pinned(r);
   return rc;
 }

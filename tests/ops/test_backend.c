@@ -6,7 +6,8 @@
  * how long they took; a replay busy-waits that long. ZL_TEST_FAULT=
  * "<phase>:<verdict>" makes the capture, instantiate or replay phase fail
  * with a refused (900), fatal (700) or poisoning (901 + failing health
- * probe) error. ZL_TEST_DEVICES sets the device count (default 2). */
+ * probe) error. ZL_TEST_DEVICES sets the device count (default 2).
+ * "test2" is the same backend under its own visibility variables. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,11 +91,20 @@ static void t_close(zlb_backend_t *b) { (void)b; }
 
 static int t_count(zlb_backend_t *b, int *n, zlb_error_t *err) {
   const char *e = getenv("ZL_TEST_DEVICES");
-  (void)b;
   (void)err;
+  /* "test2" behaves like a real runtime: its visibility variable leaves
+   * one device; without it, ZL_TEST2_DEVICES (default 3). */
+  if (b->desc == &zlb_test2_backend_desc) {
+    e = getenv("ZL_TEST2_VISIBLE_DEVICES");
+    *n = e && *e ? 1 : (getenv("ZL_TEST2_DEVICES") ? atoi(getenv("ZL_TEST2_DEVICES")) : 3);
+    return 0;
+  }
   *n = e ? atoi(e) : 2;
   return 0;
 }
+
+/* The device index the last device_select chose ("test3" records it). */
+int zlb_test_selected_device = -1;
 
 static int t_info(zlb_backend_t *b, int index, zlb_device_info_t *info, zlb_error_t *err) {
   (void)b;
@@ -110,8 +120,8 @@ static int t_info(zlb_backend_t *b, int index, zlb_device_info_t *info, zlb_erro
 
 static int t_select(zlb_backend_t *b, int index, zlb_error_t *err) {
   (void)b;
-  (void)index;
   (void)err;
+  zlb_test_selected_device = index;
   return 0;
 }
 
@@ -386,6 +396,42 @@ const zlb_backend_desc_t zlb_test_backend_desc = {
     .aliases = aliases,
     .sonames = NULL,
     .visibility_env = "ZL_TEST_VISIBLE_DEVICES",
+    .also_env = NULL,
+    .caps = ZLB_CAP_GRAPH | ZLB_CAP_RNG_STATE,
+    .classify = classify,
+    .nclassify = sizeof(classify) / sizeof(classify[0]),
+    .flush_bytes = 0,
+    .vtbl = &vtbl,
+    .probe_in_auto = 0,
+};
+
+/* A second backend from the same library, with visibility keys of its
+ * own: the batch must pin its children through what the library declares. */
+static const char *const test2_also_env[] = {"ZL_TEST2_ALSO_VISIBLE", NULL};
+
+const zlb_backend_desc_t zlb_test2_backend_desc = {
+    .name = "test2",
+    .vendor = "zlbench tests",
+    .aliases = NULL,
+    .sonames = NULL,
+    .visibility_env = "ZL_TEST2_VISIBLE_DEVICES",
+    .also_env = test2_also_env,
+    .caps = ZLB_CAP_GRAPH | ZLB_CAP_RNG_STATE,
+    .classify = classify,
+    .nclassify = sizeof(classify) / sizeof(classify[0]),
+    .flush_bytes = 0,
+    .vtbl = &vtbl,
+    .probe_in_auto = 0,
+};
+
+/* A library backend that declares no visibility variable (two devices):
+ * a batch can run it on one device only. */
+const zlb_backend_desc_t zlb_test3_backend_desc = {
+    .name = "test3",
+    .vendor = "zlbench tests",
+    .aliases = NULL,
+    .sonames = NULL,
+    .visibility_env = NULL,
     .also_env = NULL,
     .caps = ZLB_CAP_GRAPH | ZLB_CAP_RNG_STATE,
     .classify = classify,

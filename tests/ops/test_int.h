@@ -20,9 +20,15 @@ struct test_stream {
 };
 
 extern const zlb_backend_desc_t zlb_test_backend_desc;
+extern const zlb_backend_desc_t zlb_test2_backend_desc;
+extern const zlb_backend_desc_t zlb_test3_backend_desc;
+/* The index of the last device_select call, -1 before one. */
+extern int zlb_test_selected_device;
 /* Make the next health probe fail: the context is "poisoned". */
 void zlb_test_backend_poison(void);
 /* The operators with invalid cases (bad_cases.c). */
 int zlb_test_register_bad_cases(zlb_op_registrar_t *r);
+/* The "test2" backend's operators (pinned_ops.c). */
+int zlb_test_register_pinned(zlb_op_registrar_t *r);
 
 #endif

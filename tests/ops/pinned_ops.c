@@ -1,0 +1,92 @@
+/* Operators of the "test2" and "test3" backends that record the device their child was
+ * pinned to, so a batch test can check every operator ran on the device
+ * slot the hash assigns it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_int.h"
+
+/* $ZL_TEST_STATE_DIR/<op>.seen: "<ZL_TEST2_VISIBLE_DEVICES> <ZL_TEST2_ALSO_VISIBLE>
+ * <selected device index>", "-" for an unset variable. */
+static void record_seen(const char *op) {
+  const char *dir = getenv("ZL_TEST_STATE_DIR");
+  const char *vis = getenv("ZL_TEST2_VISIBLE_DEVICES");
+  const char *also = getenv("ZL_TEST2_ALSO_VISIBLE");
+  char path[1024];
+  FILE *f;
+  if (!dir)
+    return;
+  snprintf(path, sizeof(path), "%s/%s.seen", dir, op);
+  if ((f = fopen(path, "w"))) {
+    fprintf(f, "%s %s %d\n", vis ? vis : "-", also ? also : "-", zlb_test_selected_device);
+    fclose(f);
+  }
+}
+
+static int init_pinned(zlb_env_t *env, zlb_case_t *c, const char *op) {
+  int64_t n = 1;
+  (void)env;
+  record_seen(op);
+  for (int i = 0; i < c->shape.ndim; i++)
+    n *= c->shape.dims[i];
+  c->n_in = 1;
+  c->in[0].name = "x";
+  c->in[0].dtype = c->dtype;
+  c->in[0].ndim = c->shape.ndim;
+  memcpy(c->in[0].dims, c->shape.dims, sizeof(c->shape.dims));
+  c->in[0].fill = ZLB_FILL_NORMAL;
+  c->n_out = 1;
+  c->out[0][0] = c->in[0];
+  c->out[0][0].name = "out";
+  c->bytes = 2.0 * (double)n * (double)zlb_dtype_size(c->dtype);
+  snprintf(c->detail, sizeof(c->detail), "[%lld], tag=pinned", (long long)n);
+  c->check = ZLB_CHECK_CLOSE;
+  return 0;
+}
+
+static int enqueue_copy(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
+  const zlb_tensor_t *x = &c->in[0], *y = &c->out[which][0];
+  (void)env;
+  (void)stream;
+  for (int64_t i = 0; i < x->numel; i++)
+    zlb_store(y->dtype, y->data, i, zlb_load(x->dtype, x->data, i));
+  return 0;
+}
+
+#define PIN_OP_FOR(NAME, BACKEND)                                                \
+  static int init_##NAME(zlb_env_t *env, zlb_case_t *c) {                        \
+    return init_pinned(env, c, #NAME);                                           \
+  }                                                                              \
+  static const zlb_op_t op_##NAME = {                                            \
+      .abi_version = ZLB_OP_ABI_VERSION,                                         \
+      .name = #NAME,                                                             \
+      .family = "test",                                                          \
+      .backend = BACKEND,                                                        \
+      .dtypes = ZLB_DT_BIT(ZLB_DT_FLOAT32),                                      \
+      .shape_desc = "N",                                                         \
+      .doc = "test operator " #NAME ": records its visible device",              \
+      .case_init = init_##NAME,                                                  \
+      .baseline = {"ref", 0, NULL, enqueue_copy, NULL},                          \
+      .candidate = {"test", 0, NULL, enqueue_copy, NULL},                        \
+  };
+
+#define PIN_OP(NAME) PIN_OP_FOR(NAME, "test2")
+
+/* Over three devices the hash puts two of them on each. */
+PIN_OP(pin_a)
+PIN_OP(pin_b)
+PIN_OP(pin_c)
+PIN_OP(pin_d)
+PIN_OP(pin_e)
+PIN_OP(pin_f)
+PIN_OP_FOR(pin_none, "test3")
+
+int zlb_test_register_pinned(zlb_op_registrar_t *r) {
+  const zlb_op_t *all[] = {&op_pin_a, &op_pin_b, &op_pin_c, &op_pin_d, &op_pin_e, &op_pin_f,
+                           &op_pin_none};
+  int rc = 0;
+  for (size_t i = 0; !rc && i < sizeof(all) / sizeof(all[0]); i++)
+    rc = r->add_op(r, all[i]);
+  return rc;
+}
