@@ -459,37 +459,89 @@ template <int KIND> struct RandomOp {
     return 0;
   }
 
-  /* randperm: each impl's output is a permutation of 0..n-1, not the identity. */
+  /*
+   * randperm: each impl's output is a permutation of 0..n-1 (else the
+   * first element out of range or repeating an earlier one is reported)
+   * and not the identity (for n >= 64, at most n/2 fixed points). Linear
+   * and on several threads, n being tens of millions: one pass checks the
+   * range, marks each value seen and counts fixed points; when all n
+   * elements are in range and every value got marked, none repeats. Only
+   * a failing output pays for finding its first bad element, the same
+   * whatever the split: the lowest index holding each value, then the
+   * first element whose value is held at a lower index.
+   */
   static int check_perm(const zlb_case_t *c, const zlb_host_view_t *v, int which, char *msg,
                         size_t msglen) {
     const Priv *p = priv_of(c);
+    const int64_t n = p->n;
     const int64_t *perm = static_cast<const int64_t *>(v->out[which][0]);
     const char *who = which == ZLB_BASELINE ? "baseline" : "candidate";
-    uint8_t *seen = static_cast<uint8_t *>(calloc((size_t)p->n, 1));
+    uint8_t *seen = static_cast<uint8_t *>(calloc((size_t)n, 1));
     if (!seen) {
       snprintf(msg, msglen, "randperm: out of host memory");
       return 1;
     }
     int64_t fixed = 0;
-    int bad = 0;
-    for (int64_t i = 0; i < p->n && !bad; i++) {
-      const int64_t e = perm[i];
-      if (e < 0 || e >= p->n || seen[e]) {
-        snprintf(msg, msglen, "randperm (%s): element %lld is %lld: %s", who, (long long)i,
-                 (long long)e, e < 0 || e >= p->n ? "out of range" : "repeated");
-        bad = 1;
-      } else {
-        seen[e] = 1;
-        fixed += e == i;
+    /* lowest index out of range; [0, out) are all in range */
+    const int64_t out = parallel_first_fail(n, &fixed, [&](int64_t b, int64_t e, int64_t &cnt) {
+      for (int64_t i = b; i < e; i++) {
+        const int64_t x = perm[i];
+        if (x < 0 || x >= n)
+          return i;
+        __atomic_store_n(&seen[x], (uint8_t)1, __ATOMIC_RELAXED); /* others mark too */
+        cnt += x == i;
       }
-    }
+      return (int64_t)-1;
+    });
+    /* the threads have joined: plain reads see every mark */
+    const int64_t missing = out >= 0 ? -1 : parallel_first_fail(n, nullptr,
+                                                                [&](int64_t b, int64_t e, int64_t &) {
+      const void *z = memchr(seen + b, 0, (size_t)(e - b));
+      return z ? (int64_t)(static_cast<const uint8_t *>(z) - seen) : (int64_t)-1;
+    });
     free(seen);
-    if (!bad && p->n >= 64 && fixed > p->n / 2) {
-      snprintf(msg, msglen, "randperm (%s): %lld of %lld elements stay in place: not shuffled", who,
-               (long long)fixed, (long long)p->n);
-      bad = 1;
+    if (out < 0 && missing < 0) {
+      if (n >= 64 && fixed > n / 2) {
+        snprintf(msg, msglen, "randperm (%s): %lld of %lld elements stay in place: not shuffled",
+                 who, (long long)fixed, (long long)n);
+        return 1;
+      }
+      return 0;
     }
-    return bad;
+    /* The first repeat, if there is one before `out`: lowest[x] = 1 + the
+     * lowest index holding x (0: none yet, hence calloc), then the first i
+     * with lowest[perm[i]] <= i. */
+    const int64_t limit = out >= 0 ? out : n;
+    uint32_t *lowest = static_cast<uint32_t *>(calloc((size_t)n, sizeof(uint32_t)));
+    if (!lowest) {
+      snprintf(msg, msglen, "randperm: out of host memory");
+      return 1;
+    }
+    parallel_first_fail(limit, nullptr, [&](int64_t b, int64_t e, int64_t &) {
+      for (int64_t i = b; i < e; i++) {
+        uint32_t *slot = &lowest[perm[i]];
+        const uint32_t mine = (uint32_t)i + 1u;
+        uint32_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+        while ((cur == 0 || mine < cur) &&
+               !__atomic_compare_exchange_n(slot, &cur, mine, true, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)) {
+        }
+      }
+      return (int64_t)-1;
+    });
+    const int64_t rep = parallel_first_fail(limit, nullptr, [&](int64_t b, int64_t e, int64_t &) {
+      for (int64_t i = b; i < e; i++)
+        if (lowest[perm[i]] < (uint32_t)i + 1u)
+          return i;
+      return (int64_t)-1;
+    });
+    free(lowest);
+    /* all in range with a value missing: pigeonhole, some value repeats */
+    const int64_t i = rep >= 0 ? rep : out;
+    const int64_t x = perm[i];
+    snprintf(msg, msglen, "randperm (%s): element %lld is %lld: %s", who, (long long)i,
+             (long long)x, x < 0 || x >= n ? "out of range" : "repeated");
+    return 1;
   }
 
   static int compare(zlb_env_t *, const zlb_case_t *c, const zlb_host_view_t *v, char *msg,
