@@ -163,6 +163,34 @@ template <typename F> inline void parallel_rows(int64_t rows, F &&fn) {
   }
 }
 
+/*
+ * Element-wise host checks over [0, n) on parallel_rows threads, in blocks
+ * of 4096 elements (so a thread gets at least 64 blocks). scan(b, e, &cnt)
+ * visits [b, e) in order, adds what it counts to cnt and returns the index
+ * of the first failing element it meets (it may stop there), or -1.
+ * Returns the lowest failing index overall, or -1 with *count the sum of
+ * every range's count. Neither depends on the split: each thread's ranges
+ * come in order, so its first failure is the lowest of its share, and
+ * integer sums are exact in any order. Counts are complete only when
+ * nothing failed (a range stops at its first failure).
+ */
+template <typename F> inline int64_t parallel_first_fail(int64_t n, int64_t *count, F &&scan) {
+  enum { kBlock = 4096 };
+  std::mutex lock;
+  int64_t first = -1, total = 0;
+  parallel_rows(ceil_div(n, kBlock), [&](int64_t b0, int64_t b1) {
+    int64_t cnt = 0;
+    const int64_t bad = scan(b0 * kBlock, min64(b1 * kBlock, n), cnt);
+    std::lock_guard<std::mutex> g(lock);
+    total += cnt;
+    if (bad >= 0 && (first < 0 || bad < first))
+      first = bad;
+  });
+  if (count)
+    *count = total;
+  return first;
+}
+
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 /* ---- element types ----------------------------------------------------- */
@@ -186,6 +214,32 @@ template <typename F> inline int dispatch_float(zlb_env_t *env, zlb_dtype_t dt, 
   default:
     return errf(env, ZLB_EINVAL, "dtype %s is not supported here", zlb_dtype_name(dt));
   }
+}
+
+/* Element i of a host array as a double, like zlb_load but with the dtype
+ * fixed at compile time: host checks of large outputs dispatch once, not
+ * per element. */
+template <typename T> inline double host_load(const void *p, int64_t i);
+template <> inline double host_load<float>(const void *p, int64_t i) {
+  return static_cast<const float *>(p)[i];
+}
+/* float16 through a table of all 65536 values (256 KiB, built once):
+ * converting bit by bit branches on the exponent, which mispredicts on
+ * data mixing zeros and normal values, and costs several times more. */
+inline const float *half_table() {
+  static const float *table = [] {
+    static float v[65536];
+    for (uint32_t b = 0; b < 65536; b++)
+      v[b] = zlb_half_to_float((uint16_t)b);
+    return v;
+  }();
+  return table;
+}
+template <> inline double host_load<f16>(const void *p, int64_t i) {
+  return half_table()[static_cast<const uint16_t *>(p)[i]];
+}
+template <> inline double host_load<bf16>(const void *p, int64_t i) {
+  return zlb_bf16_to_float(static_cast<const uint16_t *>(p)[i]);
 }
 
 __device__ __forceinline__ float to_f(float x) { return x; }

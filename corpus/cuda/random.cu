@@ -400,26 +400,53 @@ template <int KIND> struct RandomOp {
     });
   }
 
-  /* dropout: each impl on its own (their random streams differ). */
+  /* dropout: each impl on its own (their random streams differ). Every
+   * output is 0 or x / (1 - p) within rtol, and the fraction of zeros is p
+   * within 5 sd (at least 0.01). Elements on several threads, the dtype
+   * dispatched once: the largest cases have 134M elements. The lowest
+   * failing element is reported, whatever the split. */
   static int check_dropout(const zlb_case_t *c, const zlb_host_view_t *v, int which, char *msg,
                            size_t msglen) {
     const Priv *p = priv_of(c);
     const zlb_dtype_t dt = c->dtype;
     const double rtol = dt == ZLB_DT_FLOAT32 ? 1.3e-6 : dt == ZLB_DT_FLOAT16 ? 1e-3 : 1.6e-2;
     const double scale = 1.0 / (1.0 - kDropP);
-    int64_t zeros = 0;
-    for (int64_t i = 0; i < p->n; i++) {
-      const double y = zlb_load(dt, v->out[which][0], i);
-      if (y == 0.0) {
-        zeros++;
-        continue;
-      }
-      const double want = zlb_load(dt, v->in[0], i) * scale;
-      if (!(fabs(y - want) <= rtol * fabs(want) + 1e-6)) {
-        snprintf(msg, msglen, "dropout (%s): element %lld is %g, expected 0 or x/(1-p) = %g",
-                 which == ZLB_BASELINE ? "baseline" : "candidate", (long long)i, y, want);
-        return 1;
-      }
+    const void *x = v->in[0], *out = v->out[which][0];
+    auto matches = [&](double y, double want) { return fabs(y - want) <= rtol * fabs(want) + 1e-6; };
+    int64_t zeros = 0, bad = -1;
+    dispatch_float(nullptr, dt, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      bad = parallel_first_fail(p->n, &zeros, [&](int64_t b, int64_t e, int64_t &cnt) -> int64_t {
+        /* Runs of 1024 with both tests on every element and no branch:
+         * zero and nonzero outputs alternate at random, so a branch per
+         * element mispredicts half the time, and the branch-free loop
+         * vectorises. A run with a failure is walked again for the first. */
+        for (int64_t r = b; r < e; r += 1024) {
+          const int64_t re = min64(r + 1024, e);
+          int z = 0, nbad = 0;
+          for (int64_t i = r; i < re; i++) {
+            const double y = host_load<T>(out, i), want = host_load<T>(x, i) * scale;
+            const int zero = y == 0.0, ok = matches(y, want);
+            z += zero;
+            nbad += (zero | ok) ^ 1;
+          }
+          cnt += z;
+          if (nbad)
+            for (int64_t i = r; i < re; i++) {
+              const double y = host_load<T>(out, i), want = host_load<T>(x, i) * scale;
+              if (!(y == 0.0 || matches(y, want)))
+                return i;
+            }
+        }
+        return -1;
+      });
+      return 0;
+    });
+    if (bad >= 0) {
+      const double y = zlb_load(dt, out, bad), want = zlb_load(dt, x, bad) * scale;
+      snprintf(msg, msglen, "dropout (%s): element %lld is %g, expected 0 or x/(1-p) = %g",
+               which == ZLB_BASELINE ? "baseline" : "candidate", (long long)bad, y, want);
+      return 1;
     }
     const double frac = (double)zeros / (double)p->n;
     const double sd = sqrt(kDropP * (1.0 - kDropP) / (double)p->n);
@@ -432,37 +459,89 @@ template <int KIND> struct RandomOp {
     return 0;
   }
 
-  /* randperm: each impl's output is a permutation of 0..n-1, not the identity. */
+  /*
+   * randperm: each impl's output is a permutation of 0..n-1 (else the
+   * first element out of range or repeating an earlier one is reported)
+   * and not the identity (for n >= 64, at most n/2 fixed points). Linear
+   * and on several threads, n being tens of millions: one pass checks the
+   * range, marks each value seen and counts fixed points; when all n
+   * elements are in range and every value got marked, none repeats. Only
+   * a failing output pays for finding its first bad element, the same
+   * whatever the split: the lowest index holding each value, then the
+   * first element whose value is held at a lower index.
+   */
   static int check_perm(const zlb_case_t *c, const zlb_host_view_t *v, int which, char *msg,
                         size_t msglen) {
     const Priv *p = priv_of(c);
+    const int64_t n = p->n;
     const int64_t *perm = static_cast<const int64_t *>(v->out[which][0]);
     const char *who = which == ZLB_BASELINE ? "baseline" : "candidate";
-    uint8_t *seen = static_cast<uint8_t *>(calloc((size_t)p->n, 1));
+    uint8_t *seen = static_cast<uint8_t *>(calloc((size_t)n, 1));
     if (!seen) {
       snprintf(msg, msglen, "randperm: out of host memory");
       return 1;
     }
     int64_t fixed = 0;
-    int bad = 0;
-    for (int64_t i = 0; i < p->n && !bad; i++) {
-      const int64_t e = perm[i];
-      if (e < 0 || e >= p->n || seen[e]) {
-        snprintf(msg, msglen, "randperm (%s): element %lld is %lld: %s", who, (long long)i,
-                 (long long)e, e < 0 || e >= p->n ? "out of range" : "repeated");
-        bad = 1;
-      } else {
-        seen[e] = 1;
-        fixed += e == i;
+    /* lowest index out of range; [0, out) are all in range */
+    const int64_t out = parallel_first_fail(n, &fixed, [&](int64_t b, int64_t e, int64_t &cnt) {
+      for (int64_t i = b; i < e; i++) {
+        const int64_t x = perm[i];
+        if (x < 0 || x >= n)
+          return i;
+        __atomic_store_n(&seen[x], (uint8_t)1, __ATOMIC_RELAXED); /* others mark too */
+        cnt += x == i;
       }
-    }
+      return (int64_t)-1;
+    });
+    /* the threads have joined: plain reads see every mark */
+    const int64_t missing = out >= 0 ? -1 : parallel_first_fail(n, nullptr,
+                                                                [&](int64_t b, int64_t e, int64_t &) {
+      const void *z = memchr(seen + b, 0, (size_t)(e - b));
+      return z ? (int64_t)(static_cast<const uint8_t *>(z) - seen) : (int64_t)-1;
+    });
     free(seen);
-    if (!bad && p->n >= 64 && fixed > p->n / 2) {
-      snprintf(msg, msglen, "randperm (%s): %lld of %lld elements stay in place: not shuffled", who,
-               (long long)fixed, (long long)p->n);
-      bad = 1;
+    if (out < 0 && missing < 0) {
+      if (n >= 64 && fixed > n / 2) {
+        snprintf(msg, msglen, "randperm (%s): %lld of %lld elements stay in place: not shuffled",
+                 who, (long long)fixed, (long long)n);
+        return 1;
+      }
+      return 0;
     }
-    return bad;
+    /* The first repeat, if there is one before `out`: lowest[x] = 1 + the
+     * lowest index holding x (0: none yet, hence calloc), then the first i
+     * with lowest[perm[i]] <= i. */
+    const int64_t limit = out >= 0 ? out : n;
+    uint32_t *lowest = static_cast<uint32_t *>(calloc((size_t)n, sizeof(uint32_t)));
+    if (!lowest) {
+      snprintf(msg, msglen, "randperm: out of host memory");
+      return 1;
+    }
+    parallel_first_fail(limit, nullptr, [&](int64_t b, int64_t e, int64_t &) {
+      for (int64_t i = b; i < e; i++) {
+        uint32_t *slot = &lowest[perm[i]];
+        const uint32_t mine = (uint32_t)i + 1u;
+        uint32_t cur = __atomic_load_n(slot, __ATOMIC_RELAXED);
+        while ((cur == 0 || mine < cur) &&
+               !__atomic_compare_exchange_n(slot, &cur, mine, true, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED)) {
+        }
+      }
+      return (int64_t)-1;
+    });
+    const int64_t rep = parallel_first_fail(limit, nullptr, [&](int64_t b, int64_t e, int64_t &) {
+      for (int64_t i = b; i < e; i++)
+        if (lowest[perm[i]] < (uint32_t)i + 1u)
+          return i;
+      return (int64_t)-1;
+    });
+    free(lowest);
+    /* all in range with a value missing: pigeonhole, some value repeats */
+    const int64_t i = rep >= 0 ? rep : out;
+    const int64_t x = perm[i];
+    snprintf(msg, msglen, "randperm (%s): element %lld is %lld: %s", who, (long long)i,
+             (long long)x, x < 0 || x >= n ? "out of range" : "repeated");
+    return 1;
   }
 
   static int compare(zlb_env_t *, const zlb_case_t *c, const zlb_host_view_t *v, char *msg,
