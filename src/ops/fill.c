@@ -1,5 +1,5 @@
 /* Random inputs: seeded, reproducible, never all zeros (zeros hide unwritten
- * outputs and run faster than real data: device/METHOD.md). */
+ * outputs, and a GEMM on zeros runs faster than on random data). */
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
