@@ -100,17 +100,28 @@ static int64_t compare_all(const zlb_tensor_t *t, const void *b, const void *x, 
   return bad;
 }
 
-static int check_close(const zlb_case_t *c, int k, const void *b, const void *x,
-                       zlb_error_t *err) {
-  const zlb_tensor_t *t = &c->out[0][k];
-  double rtol = c->rtol > 0 ? c->rtol : zlb_rtol(t->dtype);
-  double atol = (c->atol > 0 ? c->atol : zlb_atol(t->dtype)) *
-                (c->reduce_n > 1 ? c->reduce_n : 1.0);
-  int64_t first;
-  double fb = 0, fx = 0;
-  int64_t bad = compare_all(t, b, x, 0, rtol, atol, &first, &fb, &fx);
-  if (!bad)
-    return 0;
+/* Bit-exact for EXACT cases and outputs that are not floating point. */
+static int is_exact(const zlb_case_t *c, const zlb_tensor_t *t) {
+  return c->check == ZLB_CHECK_EXACT || !zlb_dtype_is_float(t->dtype);
+}
+
+/* The tolerances of a CLOSE check: the case's, else the dtype's; atol
+ * scaled by the number of terms summed into one element. */
+static void tolerances(const zlb_case_t *c, const zlb_tensor_t *t, double *rtol,
+                       double *atol) {
+  *rtol = c->rtol > 0 ? c->rtol : zlb_rtol(t->dtype);
+  *atol = (c->atol > 0 ? c->atol : zlb_atol(t->dtype)) * (c->reduce_n > 1 ? c->reduce_n : 1.0);
+}
+
+/* The mismatch message, the same whether the host or the device counted. */
+static int mismatch(zlb_error_t *err, const zlb_tensor_t *t, int exact, int64_t bad,
+                    int64_t first, double fb, double fx, double rtol, double atol) {
+  if (exact)
+    return zlb_error_set(err, ZLB_EMISMATCH,
+                         "output '%s': %lld of %lld elements differ (exact check); "
+                         "first at element %lld: candidate %.9g, baseline %.9g",
+                         t->name ? t->name : "out", (long long)bad, (long long)t->numel,
+                         (long long)first, fx, fb);
   return zlb_error_set(err, ZLB_EMISMATCH,
                        "output '%s': %lld of %lld elements differ beyond "
                        "atol %.3g + rtol %.3g; first at element %lld: candidate %.9g, "
@@ -121,20 +132,22 @@ static int check_close(const zlb_case_t *c, int k, const void *b, const void *x,
                                               : "");
 }
 
-static int check_exact(const zlb_case_t *c, int k, const void *b, const void *x,
-                       zlb_error_t *err) {
+static int check_host(const zlb_case_t *c, int k, const void *b, const void *x,
+                      zlb_error_t *err) {
   const zlb_tensor_t *t = &c->out[0][k];
-  int64_t first;
-  double fb = 0, fx = 0;
-  int64_t bad = compare_all(t, b, x, 1, 0, 0, &first, &fb, &fx);
+  int exact = is_exact(c, t);
+  double rtol = 0, atol = 0, fb = 0, fx = 0;
+  int64_t first, bad;
+  if (!exact)
+    tolerances(c, t, &rtol, &atol);
+  bad = compare_all(t, b, x, exact, rtol, atol, &first, &fb, &fx);
   if (!bad)
     return 0;
-  return zlb_error_set(err, ZLB_EMISMATCH,
-                       "output '%s': %lld of %lld elements differ (exact check); "
-                       "first at element %lld: candidate %.9g, baseline %.9g",
-                       t->name ? t->name : "out", (long long)bad, (long long)t->numel,
-                       (long long)first, zlb_load(t->dtype, x, first),
-                       zlb_load(t->dtype, b, first));
+  if (exact) {
+    fb = zlb_load(t->dtype, b, first);
+    fx = zlb_load(t->dtype, x, first);
+  }
+  return mismatch(err, t, exact, bad, first, fb, fx, rtol, atol);
 }
 
 /* Spacing of the dtype's values relative to their magnitude (one ulp at
@@ -280,15 +293,9 @@ int zlb_check_outputs(const zlb_op_t *op, zlb_env_t *env, const zlb_case_t *c,
   case ZLB_CHECK_EXACT:
   case ZLB_CHECK_CLOSE:
   default:
-    for (int k = 0; k < c->n_out; k++) {
-      const zlb_tensor_t *t = &c->out[0][k];
-      if (c->check == ZLB_CHECK_EXACT || !zlb_dtype_is_float(t->dtype))
-        rc = check_exact(c, k, v->out[0][k], v->out[1][k], err);
-      else
-        rc = check_close(c, k, v->out[0][k], v->out[1][k], err);
-      if (rc)
+    for (int k = 0; k < c->n_out; k++)
+      if ((rc = check_host(c, k, v->out[0][k], v->out[1][k], err)))
         return rc;
-    }
     return 0;
   }
 }
@@ -309,33 +316,18 @@ static double device_elem(zlb_backend_t *b, const zlb_tensor_t *t, int64_t i) {
 static int device_close(zlb_backend_t *b, zlb_stream_t s, const zlb_case_t *c, int k,
                         zlb_error_t *err) {
   const zlb_tensor_t *tb = &c->out[0][k], *tx = &c->out[1][k];
-  int exact = c->check == ZLB_CHECK_EXACT || !zlb_dtype_is_float(tb->dtype);
-  double rtol = c->rtol > 0 ? c->rtol : zlb_rtol(tb->dtype);
-  double atol = (c->atol > 0 ? c->atol : zlb_atol(tb->dtype)) *
-                (c->reduce_n > 1 ? c->reduce_n : 1.0);
-  zlb_dev_check_t q = {exact ? ZLB_DEVCHECK_EXACT : ZLB_DEVCHECK_CLOSE,
-                       (int)tb->dtype, tb->data, tx->data, tb->numel, rtol, atol, 0.0, 0};
+  int exact = is_exact(c, tb), rc;
+  double rtol = 0, atol = 0;
+  zlb_dev_check_t q;
   zlb_dev_check_result_t res;
-  double fb, fx;
-  int rc = b->v->dev_check(b, &q, &res, s, err);
-  if (rc || !res.bad)
+  if (!exact)
+    tolerances(c, tb, &rtol, &atol);
+  q = (zlb_dev_check_t){exact ? ZLB_DEVCHECK_EXACT : ZLB_DEVCHECK_CLOSE,
+                        (int)tb->dtype, tb->data, tx->data, tb->numel, rtol, atol, 0.0, 0};
+  if ((rc = b->v->dev_check(b, &q, &res, s, err)) || !res.bad)
     return rc;
-  fb = device_elem(b, tb, res.first);
-  fx = device_elem(b, tx, res.first);
-  if (exact)
-    return zlb_error_set(err, ZLB_EMISMATCH,
-                         "output '%s': %lld of %lld elements differ (exact check); "
-                         "first at element %lld: candidate %.9g, baseline %.9g",
-                         tb->name ? tb->name : "out", (long long)res.bad,
-                         (long long)tb->numel, (long long)res.first, fx, fb);
-  return zlb_error_set(err, ZLB_EMISMATCH,
-                       "output '%s': %lld of %lld elements differ beyond "
-                       "atol %.3g + rtol %.3g; first at element %lld: candidate %.9g, "
-                       "baseline %.9g%s",
-                       tb->name ? tb->name : "out", (long long)res.bad, (long long)tb->numel,
-                       atol, rtol, (long long)res.first, fx, fb,
-                       isnan(fb) || isnan(fx) ? " (NaN never passes: unwritten or invalid)"
-                                              : "");
+  return mismatch(err, tb, exact, res.bad, res.first, device_elem(b, tb, res.first),
+                  device_elem(b, tx, res.first), rtol, atol);
 }
 
 static int device_stat(zlb_backend_t *b, zlb_stream_t s, const zlb_case_t *c,
