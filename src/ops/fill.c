@@ -1,10 +1,9 @@
 /* Random inputs: seeded, reproducible, never all zeros (zeros hide unwritten
  * outputs, and a GEMM on zeros runs faster than on random data). */
 #include <math.h>
-#include <pthread.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "zlbench/base.h"
 #include "zlbench/ops.h"
 
 static uint64_t splitmix64(uint64_t *s) {
@@ -117,52 +116,24 @@ struct fill_job {
   const zlb_tensor_t *t;
   void *host;
   uint64_t s0;
-  int64_t a, b;
 };
 
-static void *fill_thread(void *arg) {
-  struct fill_job *j = arg;
-  fill_range(j->t, j->host, j->s0, j->a, j->b);
-  return NULL;
+static void fill_chunk(void *ctx, int64_t k, int64_t a, int64_t b) {
+  struct fill_job *j = ctx;
+  (void)k;
+  fill_range(j->t, j->host, j->s0, a, b);
 }
 
 /*
  * The largest inputs have hundreds of millions of elements: one thread
  * takes seconds per case (and first-touches every page of the buffer), so
- * big tensors are split over up to FILL_THREADS threads. The values do not
+ * big tensors are filled in chunks on several threads. The values do not
  * depend on the split.
  */
-#define FILL_THREADS 8
-#define FILL_MIN_CHUNK (1 << 20)
+#define FILL_CHUNK ((int64_t)1 << 20)
 
 void zlb_fill_host(const zlb_tensor_t *t, void *host, uint64_t seed) {
-  uint64_t s0 = seed ^ 0x243f6a8885a308d3ull;
-  int64_t n = t->numel;
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  int nt = (int)(n / FILL_MIN_CHUNK), started = 0;
-  pthread_t tid[FILL_THREADS];
-  struct fill_job job[FILL_THREADS];
-
+  struct fill_job j = {t, host, seed ^ 0x243f6a8885a308d3ull};
   init_table(); /* before any thread reads it */
-  if (nt > FILL_THREADS)
-    nt = FILL_THREADS;
-  if (ncpu > 0 && nt > ncpu)
-    nt = (int)ncpu;
-  if (nt < 2) {
-    fill_range(t, host, s0, 0, n);
-    return;
-  }
-  for (int k = 0; k < nt; k++) {
-    job[k] = (struct fill_job){t, host, s0, n * k / nt, n * (k + 1) / nt};
-    /* A thread that cannot start leaves its part to the caller. */
-    if (k > 0 && pthread_create(&tid[k], NULL, fill_thread, &job[k]) == 0)
-      started |= 1 << k;
-  }
-  fill_range(t, host, s0, job[0].a, job[0].b);
-  for (int k = 1; k < nt; k++) {
-    if (started & (1 << k))
-      pthread_join(tid[k], NULL);
-    else
-      fill_range(t, host, s0, job[k].a, job[k].b);
-  }
+  zlb_parallel_chunks(t->numel, FILL_CHUNK, 0, fill_chunk, &j);
 }

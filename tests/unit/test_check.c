@@ -249,7 +249,8 @@ static void test_fill(void **state) {
 /* A big tensor is filled by several threads; its values are those of one
  * thread (element i is the same draw however the range is split). */
 static void test_fill_threads(void **state) {
-  enum { BIG = 3000005, ONE = 2097151 }; /* 2 threads; 1 thread */
+  /* Filled in chunks of 2^20 elements on several threads: 3 chunks and 2. */
+  enum { BIG = 3000005, ONE = 2097151, CHUNK = 1 << 20 };
   zlb_tensor_t t;
   float *big = malloc(BIG * sizeof(float)), *one = malloc(ONE * sizeof(float));
   (void)state;
@@ -264,6 +265,9 @@ static void test_fill_threads(void **state) {
   zlb_fill_host(&t, one, 99);
   assert_memory_equal(big, one, ONE * sizeof(float));
   assert_true(big[BIG - 1] != 0.0f && big[BIG - 1] != big[BIG - 2]);
+  /* Each chunk continues the sequence: none starts it over. */
+  assert_memory_not_equal(big, big + CHUNK, 1000 * sizeof(float));
+  assert_memory_not_equal(big, big + 2 * CHUNK, 1000 * sizeof(float));
   free(big);
   free(one);
 }
