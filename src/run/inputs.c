@@ -26,6 +26,11 @@ static uint64_t bits_of(double v) {
   return u;
 }
 
+/* Large random inputs come from a pool where the backend copies on the device. */
+static int uses_pool(const zlb__run_t *r, const zlb_tensor_t *t) {
+  return t->fill != ZLB_FILL_NONE && t->numel > POOL_ELEMS && r->b->v->memcpy_dtod;
+}
+
 static int same_kind(const zlb__pool_t *p, const zlb_tensor_t *t) {
   return p->dtype == t->dtype && p->fill == t->fill && p->lo == t->lo && p->hi == t->hi;
 }
@@ -76,7 +81,7 @@ static int pool_for(zlb__run_t *r, const zlb_tensor_t *t, zlb__pool_t **out,
 }
 
 size_t zlb__pool_bytes_needed(const zlb__run_t *r, const zlb_tensor_t *t) {
-  if (t->fill == ZLB_FILL_NONE || t->numel <= POOL_ELEMS || !r->b->v->memcpy_dtod)
+  if (!uses_pool(r, t))
     return 0;
   for (int i = 0; i < r->npools; i++)
     if (same_kind(&r->pools[i], t))
@@ -113,7 +118,7 @@ static int fill_from_pool(zlb__run_t *r, zlb_tensor_t *t, const zlb__pool_t *p,
 size_t zlb__fill_staging_bytes(const zlb__run_t *r, const zlb_tensor_t *t) {
   if (t->fill == ZLB_FILL_NONE)
     return 0;
-  if (t->numel > POOL_ELEMS && r->b->v->memcpy_dtod)
+  if (uses_pool(r, t))
     return zlb__pool_bytes_needed(r, t); /* a new pool is generated on the host */
   return (size_t)t->numel * zlb_dtype_size(t->dtype);
 }
@@ -125,7 +130,7 @@ int zlb__fill_input(zlb__run_t *r, zlb_tensor_t *t, uint64_t seed, zlb_error_t *
 
   if (t->fill == ZLB_FILL_NONE)
     return 0;
-  if (t->numel > POOL_ELEMS && r->b->v->memcpy_dtod) {
+  if (uses_pool(r, t)) {
     rc = pool_for(r, t, &p, err);
     if (!rc)
       return fill_from_pool(r, t, p, seed, err);
