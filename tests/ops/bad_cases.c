@@ -65,18 +65,9 @@ static int enqueue_bad(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
   static int init_##NAME(zlb_env_t *env, zlb_case_t *c) {                        \
     return init_bad(env, c, HOW);                                                \
   }                                                                              \
-  static const zlb_op_t op_##NAME = {                                            \
-      .abi_version = ZLB_OP_ABI_VERSION,                                         \
-      .name = #NAME,                                                             \
-      .family = "test",                                                          \
-      .backend = "test",                                                         \
-      .dtypes = ZLB_DT_FLOATS,                                                   \
-      .shape_desc = "N",                                                         \
-      .doc = "test operator " #NAME ": case_init describes a bad case",          \
-      .case_init = init_##NAME,                                                  \
-      .baseline = {"ref", 0, NULL, enqueue_bad, NULL},                           \
-      .candidate = {"test", 0, NULL, enqueue_bad, NULL},                         \
-  };
+  ZLB_TEST_OP_DESC(NAME, "test", ZLB_DT_FLOATS,                                  \
+                   "test operator " #NAME ": case_init describes a bad case", init_##NAME, \
+                   enqueue_bad, NULL, enqueue_bad)
 
 BAD_OP(bad_ndim, B_NDIM)
 BAD_OP(bad_extent, B_EXTENT)

@@ -178,18 +178,8 @@ static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
   static int init_##NAME(zlb_env_t *env, zlb_case_t *c) {                        \
     return init_common(env, c, #NAME);                                           \
   }                                                                              \
-  static const zlb_op_t op_##NAME = {                                            \
-      .abi_version = ZLB_OP_ABI_VERSION,                                         \
-      .name = #NAME,                                                             \
-      .family = "test",                                                          \
-      .backend = "test",                                                         \
-      .dtypes = ZLB_DT_FLOATS,                                                   \
-      .shape_desc = "N",                                                         \
-      .doc = "test operator " #NAME,                                             \
-      .case_init = init_##NAME,                                                  \
-      .baseline = {"ref", 0, NULL, enqueue, NULL},                               \
-      .candidate = {"test", 0, prepare, enqueue, NULL},                          \
-  };
+  ZLB_TEST_OP_DESC(NAME, "test", ZLB_DT_FLOATS, "test operator " #NAME, init_##NAME, enqueue, \
+                   prepare, enqueue)
 
 TEST_OP(good_copy)
 TEST_OP(good_scale)

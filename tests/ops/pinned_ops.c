@@ -58,18 +58,9 @@ static int enqueue_copy(zlb_env_t *env, zlb_case_t *c, int which, void *stream) 
   static int init_##NAME(zlb_env_t *env, zlb_case_t *c) {                        \
     return init_pinned(env, c, #NAME);                                           \
   }                                                                              \
-  static const zlb_op_t op_##NAME = {                                            \
-      .abi_version = ZLB_OP_ABI_VERSION,                                         \
-      .name = #NAME,                                                             \
-      .family = "test",                                                          \
-      .backend = BACKEND,                                                        \
-      .dtypes = ZLB_DT_BIT(ZLB_DT_FLOAT32),                                      \
-      .shape_desc = "N",                                                         \
-      .doc = "test operator " #NAME ": records its visible device",              \
-      .case_init = init_##NAME,                                                  \
-      .baseline = {"ref", 0, NULL, enqueue_copy, NULL},                          \
-      .candidate = {"test", 0, NULL, enqueue_copy, NULL},                        \
-  };
+  ZLB_TEST_OP_DESC(NAME, BACKEND, ZLB_DT_BIT(ZLB_DT_FLOAT32),                    \
+                   "test operator " #NAME ": records its visible device", init_##NAME, \
+                   enqueue_copy, NULL, enqueue_copy)
 
 #define PIN_OP(NAME) PIN_OP_FOR(NAME, "test2")
 

@@ -31,4 +31,20 @@ int zlb_test_register_bad_cases(zlb_op_registrar_t *r);
 /* The "test2" backend's operators (pinned_ops.c). */
 int zlb_test_register_pinned(zlb_op_registrar_t *r);
 
+/* The descriptor of one test operator (family "test", shapes "N"), shared
+ * by the misbehaving, invalid and pinned operators. */
+#define ZLB_TEST_OP_DESC(NAME, BACKEND, DTYPES, DOC, INIT, BASE_ENQ, CAND_PREP, CAND_ENQ) \
+  static const zlb_op_t op_##NAME = {                                                    \
+      .abi_version = ZLB_OP_ABI_VERSION,                                                 \
+      .name = #NAME,                                                                     \
+      .family = "test",                                                                  \
+      .backend = BACKEND,                                                                \
+      .dtypes = DTYPES,                                                                  \
+      .shape_desc = "N",                                                                 \
+      .doc = DOC,                                                                        \
+      .case_init = INIT,                                                                 \
+      .baseline = {"ref", 0, NULL, BASE_ENQ, NULL},                                      \
+      .candidate = {"test", 0, CAND_PREP, CAND_ENQ, NULL},                               \
+  };
+
 #endif
