@@ -82,10 +82,15 @@ ZLBC_HIDDEN cudaError_t zlbc_radix_argsort_u32(void *ws, int64_t n, int64_t *idx
       return zlbc_r_;                                           \
   } while (0)
 
-/* A zlb_op_t / zlb_impl_t initialiser for this backend. */
+/* A zlb_op_t / zlb_impl_t initialiser for this backend; ZLBC_OP_DEV for
+ * an operator whose own compare() has a device version. */
+#define ZLBC_OP_DEV(NAME, FAMILY, DTYPES, SHAPE_DESC, DOC, INIT, COMPARE, BASE, CAND,   \
+                    COMPARE_DEV)                                                        \
+  {ZLB_OP_ABI_VERSION, NAME, FAMILY, "cuda", DTYPES, SHAPE_DESC, DOC, INIT,            \
+   zlbc::case_release, COMPARE, BASE, CAND, COMPARE_DEV}
 #define ZLBC_OP(NAME, FAMILY, DTYPES, SHAPE_DESC, DOC, INIT, COMPARE, BASE, CAND)       \
   {ZLB_OP_ABI_VERSION, NAME, FAMILY, "cuda", DTYPES, SHAPE_DESC, DOC, INIT,            \
-   zlbc::case_release, COMPARE, BASE, CAND}
+   zlbc::case_release, COMPARE, BASE, CAND, nullptr}
 #define ZLBC_IMPL(NAME, FLAGS, PREPARE, ENQUEUE) {NAME, FLAGS, PREPARE, ENQUEUE, zlbc::impl_release}
 
 namespace zlbc {
@@ -255,6 +260,73 @@ template <> __device__ __forceinline__ uint8_t from_f<uint8_t>(float x) { return
 
 /* -inf: the identity of max. */
 __device__ __forceinline__ float neg_inf() { return -__int_as_float(0x7f800000); }
+
+/* ---- device versions of operators' own checks (compare_device) ------- */
+
+/* "No failure" in a lowest-failing-index word. */
+constexpr unsigned long long kNoFail = ~0ull;
+
+/* Record index i as failing: the word ends up holding the lowest failing
+ * index, whatever the order threads run in. Only failing elements pay. */
+__device__ __forceinline__ void note_fail(unsigned long long *first, int64_t i) {
+  if ((unsigned long long)i < *reinterpret_cast<volatile unsigned long long *>(first))
+    atomicMin(first, (unsigned long long)i);
+}
+
+/* Add a per-thread count to *total, one atomic per warp. Every thread of
+ * every (full) warp must call it. */
+__device__ __forceinline__ void warp_add(unsigned long long *total, unsigned long long v) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, off);
+  if ((threadIdx.x & 31) == 0 && v)
+    atomicAdd(total, v);
+}
+
+/* Device memory for a check, freed with the object. */
+struct DevBuf {
+  zlb_env_t *env;
+  void *p = nullptr;
+  explicit DevBuf(zlb_env_t *e) : env(e) {}
+  DevBuf(const DevBuf &) = delete;
+  DevBuf &operator=(const DevBuf &) = delete;
+  ~DevBuf() {
+    if (p)
+      env->free(env, p);
+  }
+  /* `bytes` of device memory, every byte set to `byte` on stream s. */
+  int get(size_t bytes, int byte, cudaStream_t s) {
+    int rc = env->alloc(env, bytes ? bytes : 1, &p);
+    if (rc)
+      return errf(env, rc, "device check: cannot allocate %zu bytes", bytes);
+    ZLBC_CUDA(env, cudaMemsetAsync(p, byte, bytes ? bytes : 1, s));
+    return 0;
+  }
+  template <typename T> T *as() const { return static_cast<T *>(p); }
+};
+
+/* Copy `bytes` from the device once the work on s is done. */
+inline int dev_read(zlb_env_t *env, cudaStream_t s, void *dst, const void *src, size_t bytes) {
+  ZLBC_CUDA(env, cudaStreamSynchronize(s));
+  return env->download(env, dst, src, bytes);
+}
+
+/* Element i of a device tensor of dtype dt, as compare() would read it. */
+inline int dev_load(zlb_env_t *env, cudaStream_t s, zlb_dtype_t dt, const void *p, int64_t i,
+                    double *out) {
+  unsigned char b[8] = {0};
+  const size_t es = zlb_dtype_size(dt);
+  ZLBC_TRY(dev_read(env, s, b, static_cast<const unsigned char *>(p) + (size_t)i * es, es));
+  *out = zlb_load(dt, b, 0);
+  return 0;
+}
+inline int dev_load_i64(zlb_env_t *env, cudaStream_t s, const void *p, int64_t i, int64_t *out) {
+  return dev_read(env, s, out, static_cast<const int64_t *>(p) + i, sizeof(int64_t));
+}
+
+/* Threads per block of the check kernels (a multiple of 32: warp_add). */
+constexpr int kCheckThreads = 256;
+
 
 /* ---- vector access ----------------------------------------------------- */
 

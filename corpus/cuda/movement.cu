@@ -191,6 +191,45 @@ __global__ void __launch_bounds__(256) scatter_fused_kernel(const T *__restrict_
     yr[ir[j]] = sr[j];
 }
 
+/* scatter's index: row r holds k distinct positions of [0, ncols), the
+ * first k terms of (a_r * j + b_r) mod ncols with a_r coprime to ncols (a
+ * permutation of the row), a_r and b_r drawn from splitmix64 of r: made on
+ * the device in a few microseconds, the same for every run. */
+__device__ __forceinline__ uint64_t splitmix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+__device__ __forceinline__ uint64_t gcd64(uint64_t a, uint64_t b) {
+  while (b) {
+    const uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+__global__ void scatter_index_kernel(int64_t *__restrict__ idx, int64_t m, int64_t ncols,
+                                     int64_t k) {
+  const int64_t total = m * k, step = (int64_t)gridDim.x * blockDim.x;
+  const uint64_t nc = (uint64_t)ncols;
+  for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < total; o += step) {
+    const int64_t r = o / k, j = o - r * k;
+    if (nc < 2) {
+      idx[o] = 0;
+      continue;
+    }
+    const uint64_t h = splitmix64((uint64_t)r);
+    uint64_t a = 1 + h % (nc - 1); /* in [1, ncols) */
+    while (gcd64(a, nc) != 1)
+      a = a + 1 < nc ? a + 1 : 1;
+    const uint64_t b = splitmix64(h) % nc;
+    idx[o] = (int64_t)((a * (uint64_t)j + b) % nc);
+  }
+}
+
 /* ---- fill ------------------------------------------------------------------------ */
 
 template <typename T> __global__ void fill_ref_kernel(T *__restrict__ y, int64_t n, float v) {
@@ -386,43 +425,17 @@ template <int KIND> struct MoveOp {
     return 0;
   }
 
-  /* scatter: each row's index holds k distinct positions in [0, cols) (a
-   * partial Fisher-Yates shuffle with a fixed seed), uploaded once. */
+  /* scatter: each row's index holds k distinct positions in [0, cols)
+   * (scatter_index_kernel), made on the device once per case. */
   static int prepare(zlb_env_t *env, zlb_case_t *c, int) {
     Priv *p = priv_of(c);
     if (KIND != MV_SCATTER || p->filled)
       return 0;
-    const int64_t m = p->m, ncols = p->cols, k = p->k;
-    int64_t *host = static_cast<int64_t *>(malloc((size_t)(m * k) * sizeof(int64_t)));
-    int64_t *perm = static_cast<int64_t *>(malloc((size_t)ncols * sizeof(int64_t)));
-    if (!host || !perm) {
-      free(host);
-      free(perm);
-      return errf(env, ZLB_ENOMEM, "scatter: cannot allocate %lld host indices",
-                  (long long)(m * k));
-    }
-    uint64_t st = 0x9E3779B97F4A7C15ull; /* splitmix64 */
-    for (int64_t j = 0; j < ncols; j++)
-      perm[j] = j;
-    for (int64_t r = 0; r < m; r++) {
-      for (int64_t j = 0; j < k; j++) { /* perm stays a permutation across rows */
-        st += 0x9E3779B97F4A7C15ull;
-        uint64_t z = st;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        const int64_t pick = j + (int64_t)(z % (uint64_t)(ncols - j));
-        const int64_t t = perm[j];
-        perm[j] = perm[pick];
-        perm[pick] = t;
-        host[r * k + j] = perm[j];
-      }
-    }
-    free(perm);
-    int rc = env->upload(env, c->in[1].data, host, (size_t)(m * k) * sizeof(int64_t));
-    free(host);
-    if (rc)
-      return errf(env, rc, "scatter: cannot upload the index");
+    const int64_t total = p->m * p->k;
+    scatter_index_kernel<<<grid_for(env, total, 256, 8), 256>>>(
+        static_cast<int64_t *>(c->in[1].data), p->m, p->cols, p->k);
+    ZLBC_LAUNCHED(env, "scatter_index_kernel");
+    ZLBC_CUDA(env, cudaDeviceSynchronize());
     p->filled = 1;
     return 0;
   }

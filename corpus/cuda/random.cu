@@ -194,6 +194,55 @@ __global__ void iota64_kernel(int64_t *__restrict__ v, int64_t n) {
     v[i] = i;
 }
 
+/* ---- the checks on the device (compare_device) ----------------------------------- */
+
+/* dropout: res[0] = the lowest element that is neither 0 nor x / (1 - p)
+ * within rtol, res[1] = the number of zeros. The arithmetic is check_dropout's,
+ * in double and without contraction, so both give the same verdicts. */
+template <typename T>
+__global__ void dropout_judge_kernel(const T *x, const T *out, int64_t n, double scale,
+                                     double rtol, unsigned long long *res) {
+  unsigned long long zeros = 0;
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    const double y = (double)to_f(out[i]), want = __dmul_rn((double)to_f(x[i]), scale);
+    const bool zero = y == 0.0;
+    const bool ok = fabs(__dsub_rn(y, want)) <= __dadd_rn(__dmul_rn(rtol, fabs(want)), 1e-6);
+    zeros += zero;
+    if (!(zero || ok))
+      note_fail(&res[0], i);
+  }
+  warp_add(&res[1], zeros);
+}
+
+/* randperm, first pass: res[0] = the lowest element out of [0, n),
+ * res[1] = fixed points; lowest[v] = the lowest index holding value v. */
+__global__ void perm_scan_kernel(const int64_t *perm, int64_t n, unsigned long long *lowest,
+                                 unsigned long long *res) {
+  unsigned long long fixed = 0;
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    const int64_t v = perm[i];
+    if (v < 0 || v >= n) {
+      note_fail(&res[0], i);
+      continue;
+    }
+    atomicMin(&lowest[v], (unsigned long long)i);
+    fixed += v == i;
+  }
+  warp_add(&res[1], fixed);
+}
+
+/* randperm, second pass over [0, limit) (all in range): the first element
+ * whose value an earlier index holds. */
+__global__ void perm_repeat_kernel(const int64_t *perm, int64_t limit,
+                                   const unsigned long long *lowest, unsigned long long *rep) {
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < limit; i += step)
+    if (lowest[perm[i]] < (unsigned long long)i)
+      note_fail(rep, i);
+}
+
 /* ---- the operators --------------------------------------------------------------- */
 
 inline size_t al256(size_t v) { return (v + 255) / 256 * 256; }
@@ -554,23 +603,118 @@ template <int KIND> struct RandomOp {
     }
     return 0;
   }
+
+  /* check_dropout on the device: the same tests, the same message. */
+  static int dropout_device(zlb_env_t *env, const zlb_case_t *c, int which, cudaStream_t s,
+                            char *msg, size_t msglen) {
+    const Priv *p = priv_of(c);
+    const zlb_dtype_t dt = c->dtype;
+    const double rtol = dt == ZLB_DT_FLOAT32 ? 1.3e-6 : dt == ZLB_DT_FLOAT16 ? 1e-3 : 1.6e-2;
+    const double scale = 1.0 / (1.0 - kDropP);
+    const void *x = c->in[0].data, *out = c->out[which][0].data;
+    const char *who = which == ZLB_BASELINE ? "baseline" : "candidate";
+    unsigned long long res[2];
+    DevBuf dres(env);
+    ZLBC_TRY(dres.get(sizeof(res), 0, s));
+    ZLBC_CUDA(env, cudaMemsetAsync(dres.p, 0xff, sizeof(res[0]), s));
+    ZLBC_TRY(dispatch_float(env, dt, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      dropout_judge_kernel<T><<<grid_for(env, p->n, kCheckThreads, 8), kCheckThreads, 0, s>>>(
+          static_cast<const T *>(x), static_cast<const T *>(out), p->n, scale, rtol,
+          dres.as<unsigned long long>());
+      ZLBC_LAUNCHED(env, "dropout_judge_kernel");
+      return 0;
+    }));
+    ZLBC_TRY(dev_read(env, s, res, dres.p, sizeof(res)));
+    if (res[0] != kNoFail) {
+      double y = 0, xv = 0;
+      ZLBC_TRY(dev_load(env, s, dt, out, (int64_t)res[0], &y));
+      ZLBC_TRY(dev_load(env, s, dt, x, (int64_t)res[0], &xv));
+      snprintf(msg, msglen, "dropout (%s): element %lld is %g, expected 0 or x/(1-p) = %g", who,
+               (long long)res[0], y, xv * scale);
+      return ZLB_EMISMATCH;
+    }
+    const double frac = (double)res[1] / (double)p->n;
+    const double sd = sqrt(kDropP * (1.0 - kDropP) / (double)p->n);
+    const double bound = 5.0 * sd > 0.01 ? 5.0 * sd : 0.01;
+    if (fabs(frac - kDropP) > bound) {
+      snprintf(msg, msglen, "dropout (%s): %.4f of the outputs are zero, expected %.2f +- %.4f",
+               who, frac, (double)kDropP, bound);
+      return ZLB_EMISMATCH;
+    }
+    return 0;
+  }
+
+  /* check_perm on the device: the lowest element out of range or holding a
+   * value an earlier index holds, else the fixed-point test. */
+  static int perm_device(zlb_env_t *env, const zlb_case_t *c, int which, cudaStream_t s,
+                         char *msg, size_t msglen) {
+    const Priv *p = priv_of(c);
+    const int64_t n = p->n;
+    const int64_t *perm = static_cast<const int64_t *>(c->out[which][0].data);
+    const char *who = which == ZLB_BASELINE ? "baseline" : "candidate";
+    unsigned long long res[3];
+    DevBuf lowest(env), dres(env);
+    ZLBC_TRY(lowest.get((size_t)n * sizeof(unsigned long long), 0xff, s));
+    ZLBC_TRY(dres.get(sizeof(res), 0xff, s));
+    ZLBC_CUDA(env, cudaMemsetAsync(dres.as<unsigned long long>() + 1, 0, sizeof(res[1]), s));
+    perm_scan_kernel<<<grid_for(env, n, kCheckThreads, 8), kCheckThreads, 0, s>>>(
+        perm, n, lowest.as<unsigned long long>(), dres.as<unsigned long long>());
+    ZLBC_LAUNCHED(env, "perm_scan_kernel");
+    ZLBC_TRY(dev_read(env, s, res, dres.p, 2 * sizeof(res[0])));
+    const int64_t limit = res[0] != kNoFail ? (int64_t)res[0] : n;
+    if (limit > 0) {
+      perm_repeat_kernel<<<grid_for(env, limit, kCheckThreads, 8), kCheckThreads, 0, s>>>(
+          perm, limit, lowest.as<unsigned long long>(), dres.as<unsigned long long>() + 2);
+      ZLBC_LAUNCHED(env, "perm_repeat_kernel");
+    }
+    ZLBC_TRY(dev_read(env, s, &res[2], dres.as<unsigned long long>() + 2, sizeof(res[2])));
+    if (res[0] == kNoFail && res[2] == kNoFail) {
+      if (n >= 64 && (int64_t)res[1] > n / 2) {
+        snprintf(msg, msglen, "randperm (%s): %lld of %lld elements stay in place: not shuffled",
+                 who, (long long)res[1], (long long)n);
+        return ZLB_EMISMATCH;
+      }
+      return 0;
+    }
+    const int64_t i = res[2] != kNoFail ? (int64_t)res[2] : (int64_t)res[0];
+    int64_t v = 0;
+    ZLBC_TRY(dev_load_i64(env, s, perm, i, &v));
+    snprintf(msg, msglen, "randperm (%s): element %lld is %lld: %s", who, (long long)i,
+             (long long)v, v < 0 || v >= n ? "out of range" : "repeated");
+    return ZLB_EMISMATCH;
+  }
+
+  static int compare_device(zlb_env_t *env, const zlb_case_t *c, void *stream, char *msg,
+                            size_t msglen) {
+    for (int which = ZLB_BASELINE; which <= ZLB_CANDIDATE; which++) {
+      int rc = KIND == RK_DROPOUT ? dropout_device(env, c, which, as_stream(stream), msg, msglen)
+                                  : perm_device(env, c, which, as_stream(stream), msg, msglen);
+      if (rc)
+        return rc;
+    }
+    return 0;
+  }
 };
 
-#define RANDOM_OP(KIND, DTYPES, DESC, DOC, COMPARE)                                           \
-  ZLBC_OP(RandomOp<KIND>::name(), "random", DTYPES, DESC, DOC, &RandomOp<KIND>::case_init,  \
-          COMPARE,                                                                          \
-          ZLBC_IMPL("curand", ZLB_IMPL_USES_RNG, &RandomOp<KIND>::prepare,                  \
-                    &RandomOp<KIND>::enqueue),                                              \
-          ZLBC_IMPL("zlb", ZLB_IMPL_USES_RNG, &RandomOp<KIND>::prepare,                     \
-                    &RandomOp<KIND>::enqueue))
+#define RANDOM_OP(KIND, DTYPES, DESC, DOC, COMPARE, COMPARE_DEV)                              \
+  ZLBC_OP_DEV(RandomOp<KIND>::name(), "random", DTYPES, DESC, DOC, &RandomOp<KIND>::case_init, \
+              COMPARE,                                                                      \
+              ZLBC_IMPL("curand", ZLB_IMPL_USES_RNG, &RandomOp<KIND>::prepare,              \
+                        &RandomOp<KIND>::enqueue),                                          \
+              ZLBC_IMPL("zlb", ZLB_IMPL_USES_RNG, &RandomOp<KIND>::prepare,                 \
+                        &RandomOp<KIND>::enqueue),                                          \
+              COMPARE_DEV)
 
 const zlb_op_t kRandomOps[] = {
-    RANDOM_OP(RK_RAND, ZLB_DT_FLOATS, "output extents", "uniform [0, 1)", nullptr),
-    RANDOM_OP(RK_RANDN, ZLB_DT_FLOATS, "output extents", "standard normal", nullptr),
+    RANDOM_OP(RK_RAND, ZLB_DT_FLOATS, "output extents", "uniform [0, 1)", nullptr, nullptr),
+    RANDOM_OP(RK_RANDN, ZLB_DT_FLOATS, "output extents", "standard normal", nullptr, nullptr),
     RANDOM_OP(RK_DROPOUT, ZLB_DT_FLOATS, "tensor extents",
-              "dropout, p = 0.5, training mode: x * mask / (1 - p)", &RandomOp<RK_DROPOUT>::compare),
+              "dropout, p = 0.5, training mode: x * mask / (1 - p)", &RandomOp<RK_DROPOUT>::compare,
+              &RandomOp<RK_DROPOUT>::compare_device),
     RANDOM_OP(RK_RANDPERM, ZLB_DT_BIT(ZLB_DT_INT64), "n (extents multiply)",
-              "random permutation of 0..n-1 as int64", &RandomOp<RK_RANDPERM>::compare),
+              "random permutation of 0..n-1 as int64", &RandomOp<RK_RANDPERM>::compare,
+              &RandomOp<RK_RANDPERM>::compare_device),
 };
 
 } // namespace

@@ -380,6 +380,15 @@ struct Cumsum {
   }
 };
 
+/* nonzero's check on the device: the lowest of n int64 where a and b differ. */
+__global__ void first_diff_i64_kernel(const int64_t *a, const int64_t *b, int64_t n,
+                                      unsigned long long *first) {
+  const int64_t step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+    if (a[i] != b[i])
+      note_fail(first, i);
+}
+
 struct Nonzero {
   static double density(zlb_dtype_t dt) { return dt == ZLB_DT_BOOL ? 0.3 : 0.5; }
 
@@ -533,6 +542,41 @@ struct Nonzero {
     }
     return 0;
   }
+  /* compare() on the device: the counts and the first differing index are
+   * copied back, not the index lists. */
+  static int compare_device(zlb_env_t *env, const zlb_case_t *c, void *stream, char *msg,
+                            size_t msglen) {
+    const Priv *p = priv_of(c);
+    const cudaStream_t s = as_stream(stream);
+    const int64_t *ib = static_cast<const int64_t *>(c->out[ZLB_BASELINE][0].data);
+    const int64_t *ic = static_cast<const int64_t *>(c->out[ZLB_CANDIDATE][0].data);
+    int64_t kb = 0, kc = 0, vb = 0, vc = 0;
+    unsigned long long i = kNoFail;
+    ZLBC_TRY(dev_load_i64(env, s, c->out[ZLB_BASELINE][1].data, 0, &kb));
+    ZLBC_TRY(dev_load_i64(env, s, c->out[ZLB_CANDIDATE][1].data, 0, &kc));
+    if (kb != kc || kb < 0 || kb > p->n) {
+      snprintf(msg, msglen, "nonzero: candidate count %lld, baseline %lld (of %lld)", (long long)kc,
+               (long long)kb, (long long)p->n);
+      return ZLB_EMISMATCH;
+    }
+    const int64_t total = kb * p->ndim;
+    if (total == 0)
+      return 0;
+    DevBuf first(env);
+    ZLBC_TRY(first.get(sizeof(i), 0xff, s));
+    first_diff_i64_kernel<<<grid_for(env, total, kCheckThreads, 8), kCheckThreads, 0, s>>>(
+        ib, ic, total, first.as<unsigned long long>());
+    ZLBC_LAUNCHED(env, "first_diff_i64_kernel");
+    ZLBC_TRY(dev_read(env, s, &i, first.p, sizeof(i)));
+    if (i == kNoFail)
+      return 0;
+    ZLBC_TRY(dev_load_i64(env, s, ib, (int64_t)i, &vb));
+    ZLBC_TRY(dev_load_i64(env, s, ic, (int64_t)i, &vc));
+    snprintf(msg, msglen, "nonzero: row %lld dim %lld: candidate %lld, baseline %lld",
+             (long long)((int64_t)i / p->ndim), (long long)((int64_t)i % p->ndim), (long long)vc,
+             (long long)vb);
+    return ZLB_EMISMATCH;
+  }
 };
 
 const zlb_op_t kScanOps[] = {
@@ -540,12 +584,13 @@ const zlb_op_t kScanOps[] = {
             "inclusive prefix sum along the last dim, float accumulation", &Cumsum::case_init,
             nullptr, ZLBC_IMPL("cub", 0, &Cumsum::prepare, &Cumsum::enqueue),
             ZLBC_IMPL("zlb", 0, &Cumsum::prepare, &Cumsum::enqueue)),
-    ZLBC_OP("nonzero", "scan", ZLB_DT_FLOATS | ZLB_DT_BIT(ZLB_DT_BOOL), "extents",
-            "indices of nonzero elements [count, ndim] int64 + count; bool input true w.p. 0.3, "
-            "float input integers in [0, 2)",
-            &Nonzero::case_init, &Nonzero::compare,
-            ZLBC_IMPL("cub", ZLB_IMPL_NO_CAPTURE, &Nonzero::prepare, &Nonzero::enqueue),
-            ZLBC_IMPL("zlb", ZLB_IMPL_NO_CAPTURE, &Nonzero::prepare, &Nonzero::enqueue)),
+    ZLBC_OP_DEV("nonzero", "scan", ZLB_DT_FLOATS | ZLB_DT_BIT(ZLB_DT_BOOL), "extents",
+                "indices of nonzero elements [count, ndim] int64 + count; bool input true w.p. "
+                "0.3, float input integers in [0, 2)",
+                &Nonzero::case_init, &Nonzero::compare,
+                ZLBC_IMPL("cub", ZLB_IMPL_NO_CAPTURE, &Nonzero::prepare, &Nonzero::enqueue),
+                ZLBC_IMPL("zlb", ZLB_IMPL_NO_CAPTURE, &Nonzero::prepare, &Nonzero::enqueue),
+                &Nonzero::compare_device),
 };
 
 } // namespace

@@ -441,6 +441,41 @@ inline cudaError_t cub_sort_rows(void *temp, size_t &temp_bytes, const T *keys_i
                                                   (int)sizeof(T) * 8, s);
 }
 
+/* ---- the check on the device (compare_device) ----------------------------------- */
+
+/* owner[r * cols + ix] = the lowest position j of row r whose index is ix
+ * (owner preset to 0x7f7f7f7f, above any position). */
+__global__ void sort_owner_kernel(const int64_t *ci, int64_t rows, int64_t width, int64_t cols,
+                                  int *owner) {
+  const int64_t total = rows * width, step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < total; o += step) {
+    const int64_t r = o / width, ix = ci[o];
+    if (ix >= 0 && ix < cols)
+      atomicMin(&owner[r * cols + ix], (int)(o - r * width));
+  }
+}
+
+/* The lowest position failing compare()'s tests, in compare()'s order:
+ * value differs from the baseline's, index out of range, index used at an
+ * earlier position of the row (owner is not this position), x at the
+ * index differs from the value. The first failing position of the lowest
+ * failing row is the one compare() reports. */
+template <typename T>
+__global__ void sort_judge_kernel(const T *x, const T *bv, const T *cv, const int64_t *ci,
+                                  const int *owner, int64_t rows, int64_t width, int64_t cols,
+                                  unsigned long long *first) {
+  const int64_t total = rows * width, step = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < total; o += step) {
+    const int64_t r = o / width, ix = ci[o];
+    const float c = to_f(cv[o]);
+    bool bad = !(to_f(bv[o]) == c) || ix < 0 || ix >= cols;
+    if (!bad)
+      bad = owner[r * cols + ix] != (int)(o - r * width) || !(to_f(x[r * cols + ix]) == c);
+    if (bad)
+      note_fail(first, o);
+  }
+}
+
 /* ---- the operators --------------------------------------------------------------- */
 
 /* Geometry in Priv: m rows, cols N, k (topk), n = m * N. */
@@ -698,19 +733,79 @@ template <bool TOPK> struct SortOp {
     }
     return 0;
   }
+
+  /* compare() on the device: two passes over the candidate's rows find
+   * the same first failure; only its values are copied back, to write
+   * compare()'s message. */
+  static int compare_device(zlb_env_t *env, const zlb_case_t *c, void *stream, char *msg,
+                            size_t msglen) {
+    const Priv *p = priv_of(c);
+    const int64_t width = TOPK ? p->k : p->cols;
+    const zlb_dtype_t dt = c->dtype;
+    const cudaStream_t s = as_stream(stream);
+    const void *x = c->in[0].data;
+    const void *bv = c->out[ZLB_BASELINE][0].data, *cv = c->out[ZLB_CANDIDATE][0].data;
+    const int64_t *ci = static_cast<const int64_t *>(c->out[ZLB_CANDIDATE][1].data);
+    DevBuf owner(env), first(env);
+    unsigned long long o = kNoFail;
+    ZLBC_TRY(owner.get((size_t)p->n * sizeof(int), 0x7f, s));
+    ZLBC_TRY(first.get(sizeof(unsigned long long), 0xff, s));
+    const unsigned grid = grid_for(env, p->m * width, kCheckThreads, 8);
+    sort_owner_kernel<<<grid, kCheckThreads, 0, s>>>(ci, p->m, width, p->cols, owner.as<int>());
+    ZLBC_LAUNCHED(env, "sort_owner_kernel");
+    ZLBC_TRY(dispatch_float(env, dt, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      sort_judge_kernel<T><<<grid, kCheckThreads, 0, s>>>(
+          static_cast<const T *>(x), static_cast<const T *>(bv), static_cast<const T *>(cv), ci,
+          owner.as<int>(), p->m, width, p->cols, first.as<unsigned long long>());
+      ZLBC_LAUNCHED(env, "sort_judge_kernel");
+      return 0;
+    }));
+    ZLBC_TRY(dev_read(env, s, &o, first.p, sizeof(o)));
+    if (o == kNoFail)
+      return 0;
+    /* compare()'s message for position j of row r */
+    const int64_t r = (int64_t)o / width, j = (int64_t)o % width;
+    double b = 0, cd = 0, xv = 0;
+    int64_t ix = 0;
+    int own = 0;
+    ZLBC_TRY(dev_load(env, s, dt, bv, (int64_t)o, &b));
+    ZLBC_TRY(dev_load(env, s, dt, cv, (int64_t)o, &cd));
+    ZLBC_TRY(dev_load_i64(env, s, ci, (int64_t)o, &ix));
+    if (!(b == cd)) {
+      snprintf(msg, msglen, "%s: row %lld position %lld: candidate value %g, baseline %g", name(),
+               (long long)r, (long long)j, cd, b);
+    } else if (ix < 0 || ix >= p->cols) {
+      snprintf(msg, msglen, "%s: row %lld position %lld: index %lld out of [0, %lld)", name(),
+               (long long)r, (long long)j, (long long)ix, (long long)p->cols);
+    } else {
+      ZLBC_TRY(dev_read(env, s, &own, owner.as<int>() + r * p->cols + ix, sizeof(own)));
+      if (own != (int)j) {
+        snprintf(msg, msglen, "%s: row %lld: index %lld appears twice", name(), (long long)r,
+                 (long long)ix);
+      } else {
+        ZLBC_TRY(dev_load(env, s, dt, x, r * p->cols + ix, &xv));
+        snprintf(msg, msglen, "%s: row %lld position %lld: x[%lld] = %g but the value is %g",
+                 name(), (long long)r, (long long)j, (long long)ix, xv, cd);
+      }
+    }
+    return ZLB_EMISMATCH;
+  }
 };
 
 const zlb_op_t kSortOps[] = {
-    ZLBC_OP("sort", "sort", ZLB_DT_FLOATS, "M, N (sort along N)",
+    ZLBC_OP_DEV("sort", "sort", ZLB_DT_FLOATS, "M, N (sort along N)",
             "ascending sort of each row: values and int64 indices", &SortOp<false>::case_init,
             &SortOp<false>::compare,
             ZLBC_IMPL("cub", 0, &SortOp<false>::prepare, &SortOp<false>::enqueue),
-            ZLBC_IMPL("zlb", 0, &SortOp<false>::prepare, &SortOp<false>::enqueue)),
-    ZLBC_OP("topk", "sort", ZLB_DT_FLOATS, "M, N (k = args[0], default min(N, 8))",
+            ZLBC_IMPL("zlb", 0, &SortOp<false>::prepare, &SortOp<false>::enqueue),
+            &SortOp<false>::compare_device),
+    ZLBC_OP_DEV("topk", "sort", ZLB_DT_FLOATS, "M, N (k = args[0], default min(N, 8))",
             "k largest of each row, descending: values and int64 indices", &SortOp<true>::case_init,
             &SortOp<true>::compare,
             ZLBC_IMPL("cub", 0, &SortOp<true>::prepare, &SortOp<true>::enqueue),
-            ZLBC_IMPL("zlb", 0, &SortOp<true>::prepare, &SortOp<true>::enqueue)),
+            ZLBC_IMPL("zlb", 0, &SortOp<true>::prepare, &SortOp<true>::enqueue),
+            &SortOp<true>::compare_device),
 };
 
 } // namespace

@@ -1,4 +1,4 @@
-/* Operator ABI v1: what an operator library exports and what the harness
+/* Operator ABI v2: what an operator library exports and what the harness
  * gives it. An operator library is a shared object exporting one function,
  * zlb_ops_register(); it needs no libzlbench symbols. */
 #ifndef ZLBENCH_OP_H
@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define ZLB_OP_ABI_VERSION 1u
+#define ZLB_OP_ABI_VERSION 2u /* 2: compare_device */
 #define ZLB_MAX_DIMS 8
 #define ZLB_MAX_ARGS 4
 #define ZLB_MAX_TENSORS 8
@@ -179,6 +179,19 @@ typedef struct zlb_op {
                  char *msg, size_t msglen);
   zlb_impl_t baseline;
   zlb_impl_t candidate;
+  /* Optional, ZLB_CHECK_CUSTOM: compare()'s judgement made on the device,
+   * reading the case's tensors where they are (c->in[i].data,
+   * c->out[w][k].data) with work enqueued on `stream`, so that large
+   * outputs need not be copied to the host. Must give the same verdict and
+   * the same message as compare(), and synchronise `stream` before it
+   * returns. Returns 0 when the candidate's outputs are acceptable,
+   * ZLB_EMISMATCH when they are not (message in msg), ZLB_EUNSUPPORTED to
+   * have the harness run compare() on host copies instead, or another
+   * error code (a negative ZLB code or a positive vendor code) with
+   * env->errbuf set. Used where the backend checks on the device (its
+   * memory is not host memory, ZL_HOST_CHECK is not 1). */
+  int (*compare_device)(zlb_env_t *env, const zlb_case_t *c, void *stream, char *msg,
+                        size_t msglen);
 } zlb_op_t;
 
 struct zlb_backend_desc;

@@ -240,7 +240,8 @@ static uint64_t host_need(const zlb__run_t *r, const zlb_case_t *c, int in_place
 static int on_device(const zlb__run_t *r, const zlb_case_t *c) {
   const char *host = getenv("ZL_HOST_CHECK"); /* 1: always on the host (for comparisons) */
   return r->b->v->dev_check && !(r->b->desc->caps & ZLB_CAP_HOST_MEMORY) &&
-         c->check != ZLB_CHECK_CUSTOM && !(host && !strcmp(host, "1"));
+         (c->check != ZLB_CHECK_CUSTOM || r->op->compare_device) &&
+         !(host && !strcmp(host, "1"));
 }
 
 /*
@@ -424,11 +425,69 @@ static int reproducible_on_device(zlb__run_t *r, zlb_case_t *c, zlb_rng_t before
   return rc;
 }
 
+/* The operator's own compare() made on the device (compare_device). */
+static int compare_on_device(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
+  char msg[512] = {0};
+  const char *detail;
+  int rc;
+  r->errbuf[0] = '\0';
+  rc = r->op->compare_device(&r->env, c, (void *)r->stream, msg, sizeof(msg));
+  detail = r->errbuf[0] ? r->errbuf : "no message";
+  if (!rc)
+    return 0;
+  if (rc == ZLB_EMISMATCH)
+    return zlb_error_set(err, ZLB_EMISMATCH, "%s",
+                         msg[0] ? msg : "compare_device() rejected the candidate's output");
+  if (rc > 0)
+    return zlb_error_vendor(err, ZLB_EDEVICE, rc, zlb_backend_error_name(r->b, rc),
+                            "device compare of '%s': %s (%d): %s", r->op->name,
+                            zlb_backend_error_name(r->b, rc), rc, detail);
+  return zlb_error_set(err, rc < 0 ? rc : ZLB_EOP, "device compare of '%s': %s: %s",
+                       r->op->name, zlb_strerror(rc), detail);
+}
+
+/*
+ * Fault injection for the tests of the checks: ZL_TEST_CORRUPT=K:I[:MASK]
+ * XORs element I of the candidate's output K (its bytes read as one
+ * little-endian integer) with MASK (hex, default 1) after the candidate's
+ * accuracy call, so that a test can give the device and the host check the
+ * same wrong output. Anything malformed or out of range fails the row.
+ */
+static int corrupt_for_test(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
+  const char *spec = getenv("ZL_TEST_CORRUPT");
+  unsigned long long k, i, mask = 1, bits = 0;
+  unsigned char elem[8];
+  const zlb_tensor_t *t;
+  size_t es;
+  int used = 0, more = 0, rc;
+  if (!spec || !*spec)
+    return 0;
+  if (sscanf(spec, "%llu:%llu%n", &k, &i, &used) != 2 ||
+      (spec[used] && (sscanf(spec + used, ":%llx%n", &mask, &more) != 1 || !mask ||
+                      spec[used + more])))
+    return zlb_error_set(err, ZLB_EINVAL, "ZL_TEST_CORRUPT='%s': expected OUTPUT:ELEMENT[:HEXMASK]",
+                         spec);
+  if (k >= (unsigned long long)c->n_out || i >= (unsigned long long)c->out[1][k].numel)
+    return zlb_error_set(err, ZLB_EINVAL, "ZL_TEST_CORRUPT='%s': no such output element", spec);
+  t = &c->out[ZLB_CANDIDATE][k];
+  es = zlb_dtype_size(t->dtype);
+  if (es > sizeof(elem))
+    return zlb_error_set(err, ZLB_EINVAL, "ZL_TEST_CORRUPT: elements of %zu bytes", es);
+  if ((rc = r->b->v->memcpy_dtoh(r->b, elem, (char *)t->data + i * es, es, err)))
+    return rc;
+  for (size_t b = 0; b < es; b++)
+    bits |= (unsigned long long)elem[b] << (8 * b);
+  bits ^= mask;
+  for (size_t b = 0; b < es; b++)
+    elem[b] = (unsigned char)(bits >> (8 * b));
+  return r->b->v->memcpy_htod(r->b, (char *)t->data + i * es, elem, es, err);
+}
+
 /* The accuracy check: each impl once on poisoned outputs, compare; an impl
  * that draws random numbers must reproduce its output bit for bit from the
  * same RNG state. Only what the check reads is copied to the host: inputs
  * for an operator's own compare(), nothing when there is no check. */
-static int accuracy(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
+static int accuracy(zlb__run_t *r, zlb_case_t *c, const char **where, zlb_error_t *err) {
   zlb_host_view_t view;
   zlb_rng_t before;
   int rc;
@@ -438,14 +497,17 @@ static int accuracy(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
       (rc = run_once(r, c, ZLB_BASELINE, err)))
     return rc;
   before = r->rng;
-  if ((rc = run_once(r, c, ZLB_CANDIDATE, err)))
+  if ((rc = run_once(r, c, ZLB_CANDIDATE, err)) || (rc = corrupt_for_test(r, c, err)))
     return rc;
+  *where = "none";
   if (c->check == ZLB_CHECK_NONE && !(r->op->candidate.flags & ZLB_IMPL_USES_RNG))
     return 0;
   /* Large outputs are judged on the device where it can: copying them to
    * the host cost more than the timing of the row. */
+  *where = "device";
   if (on_device(r, c)) {
-    rc = zlb_check_outputs_device(r->b, r->stream, c, err);
+    rc = c->check == ZLB_CHECK_CUSTOM ? compare_on_device(r, c, err)
+                                      : zlb_check_outputs_device(r->b, r->stream, c, err);
     if (rc != ZLB_EUNSUPPORTED) {
       if (rc || !(r->op->candidate.flags & ZLB_IMPL_USES_RNG))
         return rc;
@@ -453,6 +515,7 @@ static int accuracy(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
     }
     zlb_error_clear(err);
   }
+  *where = "host";
   if (c->check == ZLB_CHECK_CUSTOM)
     for (int i = 0; i < c->n_in; i++)
       if ((rc = host_view(r, &c->in[i], ZLB__SLOT_IN + i, &view.in[i], err)))
@@ -657,7 +720,7 @@ void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   ph = next_phase(row, ph, &t);
   zlb_strlcpy(row->config, c.config[ZLB_CANDIDATE], sizeof(row->config));
 
-  if ((rc = accuracy(r, &c, &e))) {
+  if ((rc = accuracy(r, &c, &row->check_where, &e))) {
     if (e.code == ZLB_EMISMATCH)
       fail_row(row, "mismatch", &e);
     else if (is_fatal(r, &e))

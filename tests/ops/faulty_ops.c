@@ -215,5 +215,7 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
     rc = r->add_backend(r, &zlb_test3_backend_desc);
   if (!rc)
     rc = zlb_test_register_pinned(r);
+  if (!rc)
+    rc = zlb_test_register_custom(r);
   return rc;
 }

@@ -30,6 +30,8 @@ void zlb_test_backend_poison(void);
 int zlb_test_register_bad_cases(zlb_op_registrar_t *r);
 /* The "test2" backend's operators (pinned_ops.c). */
 int zlb_test_register_pinned(zlb_op_registrar_t *r);
+/* The operator with its own host and device compares (custom_ops.c). */
+int zlb_test_register_custom(zlb_op_registrar_t *r);
 
 /* The descriptor of one test operator (family "test", shapes "N"), shared
  * by the misbehaving, invalid and pinned operators. */

@@ -1,0 +1,98 @@
+/* An operator with its own check (ZLB_CHECK_CUSTOM) made both ways:
+ * compare() on host copies and compare_device() on the tensors in place,
+ * with the same verdict and message. The test backend's memory is host
+ * memory behind a device-like interface, so the "device" compare reads
+ * the tensors directly; like the backend's device checks it is on only
+ * with ZL_TEST_DEVCHECK=1 and logs each call to ZL_TEST_DEVCHECK_LOG. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_int.h"
+
+static int custom_init(zlb_env_t *env, zlb_case_t *c) {
+  int64_t n = 1;
+  (void)env;
+  for (int i = 0; i < c->shape.ndim; i++)
+    n *= c->shape.dims[i];
+  c->n_in = 1;
+  c->in[0].name = "x";
+  c->in[0].dtype = c->dtype;
+  c->in[0].ndim = c->shape.ndim;
+  memcpy(c->in[0].dims, c->shape.dims, sizeof(c->shape.dims));
+  c->in[0].fill = ZLB_FILL_NORMAL;
+  c->n_out = 1;
+  c->out[0][0] = c->in[0];
+  c->out[0][0].name = "out";
+  c->bytes = 2.0 * (double)n * (double)zlb_dtype_size(c->dtype);
+  snprintf(c->detail, sizeof(c->detail), "[%lld], tag=custom", (long long)n);
+  c->check = ZLB_CHECK_CUSTOM;
+  return 0;
+}
+
+static int custom_enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
+  const zlb_tensor_t *x = &c->in[0], *y = &c->out[which][0];
+  (void)env;
+  (void)stream;
+  memcpy(y->data, x->data, (size_t)x->numel * zlb_dtype_size(x->dtype));
+  return 0;
+}
+
+/* The judgement both compares share: the first element where the
+ * candidate differs from the baseline. */
+static int judge(const zlb_case_t *c, const void *b, const void *x, char *msg, size_t len) {
+  const zlb_tensor_t *t = &c->out[ZLB_CANDIDATE][0];
+  size_t es = zlb_dtype_size(t->dtype);
+  for (int64_t i = 0; i < t->numel; i++)
+    if (memcmp((const char *)b + (size_t)i * es, (const char *)x + (size_t)i * es, es)) {
+      snprintf(msg, len, "custom: element %lld: candidate %g, baseline %g", (long long)i,
+               zlb_load(t->dtype, x, i), zlb_load(t->dtype, b, i));
+      return 1;
+    }
+  return 0;
+}
+
+static int custom_compare(zlb_env_t *env, const zlb_case_t *c, const zlb_host_view_t *v,
+                          char *msg, size_t len) {
+  (void)env;
+  return judge(c, v->out[ZLB_BASELINE][0], v->out[ZLB_CANDIDATE][0], msg, len);
+}
+
+static int custom_compare_device(zlb_env_t *env, const zlb_case_t *c, void *stream, char *msg,
+                                 size_t len) {
+  const char *on = getenv("ZL_TEST_DEVCHECK"), *logp = getenv("ZL_TEST_DEVCHECK_LOG");
+  (void)stream;
+  if (!on || strcmp(on, "1")) {
+    snprintf(env->errbuf, env->errlen, "test backend: device checks are off");
+    return ZLB_EUNSUPPORTED;
+  }
+  if (logp) {
+    FILE *f = fopen(logp, "a");
+    if (f) {
+      fprintf(f, "compare_device %lld\n", (long long)c->out[ZLB_CANDIDATE][0].numel);
+      fclose(f);
+    }
+  }
+  return judge(c, c->out[ZLB_BASELINE][0].data, c->out[ZLB_CANDIDATE][0].data, msg, len)
+             ? ZLB_EMISMATCH
+             : 0;
+}
+
+static const zlb_op_t op_custom_check = {
+    .abi_version = ZLB_OP_ABI_VERSION,
+    .name = "custom_check",
+    .family = "test",
+    .backend = "test",
+    .dtypes = ZLB_DT_FLOATS,
+    .shape_desc = "N",
+    .doc = "copy judged by its own compare(), on the host and on the device",
+    .case_init = custom_init,
+    .compare = custom_compare,
+    .baseline = {"ref", 0, NULL, custom_enqueue, NULL},
+    .candidate = {"test", 0, NULL, custom_enqueue, NULL},
+    .compare_device = custom_compare_device,
+};
+
+int zlb_test_register_custom(zlb_op_registrar_t *r) {
+  return r->add_op(r, &op_custom_check);
+}
