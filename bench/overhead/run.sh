@@ -33,11 +33,14 @@ for op in ${OPS//,/ }; do
   printf '%s\t%s\t%s\n' "$op" "$rc" "$(secs "$t0" "$(now)")" >>"$WORK/process.tsv"
 done
 
-# sort with 1 ms budgets: the row cost is almost all set-up.
-t0=$(now)
-"$ZLB" run sort --backend "$BACKEND" --warmup-ms 1 --rep-ms 1 --json "$WORK/sort-1ms.json" \
-  --out "$WORK/run-sort-1ms" >"$WORK/sort-1ms.log" 2>&1
-printf 'sort-1ms\t%s\t%s\n' "$?" "$(secs "$t0" "$(now)")" >"$WORK/sort1.tsv"
+# sort with 1 ms budgets, three times: the row cost is almost all set-up.
+: >"$WORK/sort1.tsv"
+for i in 1 2 3; do
+  t0=$(now)
+  "$ZLB" run sort --backend "$BACKEND" --warmup-ms 1 --rep-ms 1 --json "$WORK/sort-1ms-$i.json" \
+    --out "$WORK/run-sort-1ms-$i" >"$WORK/sort-1ms-$i.log" 2>&1
+  printf 'sort-1ms-%s\t%s\t%s\n' "$i" "$?" "$(secs "$t0" "$(now)")" >>"$WORK/sort1.tsv"
+done
 
 if [ "${SCREEN:-0}" = 1 ]; then
   t0=$(now)
