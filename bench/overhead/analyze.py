@@ -62,7 +62,9 @@ def main():
                 if p != "timing" and ph[p] > worst[1]:
                     worst = (p, ph[p], f"{dt} {r['shape']}")
             if over > 50:
-                over50.append((op, dt, r["shape"], over))
+                top = sorted(((ph[q], q) for q in PHASES if q != "timing"), reverse=True)[:2]
+                over50.append((op, dt, r["shape"], over,
+                               ", ".join(f"{q} {v:.0f}" for v, q in top)))
             nrows += 1
         worst_all = max(worst_all, max_over)
         rc, s = proc[op]
@@ -73,8 +75,8 @@ def main():
           ", ".join(f"{p} {phase_tot[p]:.0f}" for p in PHASES))
     print(f"rows: {nrows}; rows whose calls outlast the budget (timing > budget): {long_rows}")
     print(f"rows over budget + 50 ms: {len(over50)}")
-    for op, dt, shape, over in sorted(over50, key=lambda x: -x[3])[:60]:
-        print(f"  {op} {dt} {shape}: +{over:.0f} ms")
+    for op, dt, shape, over, top in sorted(over50, key=lambda x: -x[3])[:60]:
+        print(f"  {op} {dt} {shape}: +{over:.0f} ms ({top} ms)")
     runs = sorted(k for k in proc if k.startswith("sort-1ms"))
     if runs:
         print("zlbench run sort --warmup-ms 1 --rep-ms 1: " +

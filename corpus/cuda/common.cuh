@@ -87,10 +87,14 @@ ZLBC_HIDDEN cudaError_t zlbc_radix_argsort_u32(void *ws, int64_t n, int64_t *idx
 #define ZLBC_OP_DEV(NAME, FAMILY, DTYPES, SHAPE_DESC, DOC, INIT, COMPARE, BASE, CAND,   \
                     COMPARE_DEV)                                                        \
   {ZLB_OP_ABI_VERSION, NAME, FAMILY, "cuda", DTYPES, SHAPE_DESC, DOC, INIT,            \
-   zlbc::case_release, COMPARE, BASE, CAND, COMPARE_DEV}
+   zlbc::case_release, COMPARE, BASE, CAND, COMPARE_DEV, nullptr}
 #define ZLBC_OP(NAME, FAMILY, DTYPES, SHAPE_DESC, DOC, INIT, COMPARE, BASE, CAND)       \
   {ZLB_OP_ABI_VERSION, NAME, FAMILY, "cuda", DTYPES, SHAPE_DESC, DOC, INIT,            \
-   zlbc::case_release, COMPARE, BASE, CAND, nullptr}
+   zlbc::case_release, COMPARE, BASE, CAND, nullptr, nullptr}
+/* An operator with a once-per-process set-up (zlb_op_t.setup). */
+#define ZLBC_OP_SETUP(NAME, FAMILY, DTYPES, SHAPE_DESC, DOC, INIT, COMPARE, BASE, CAND, SETUP) \
+  {ZLB_OP_ABI_VERSION, NAME, FAMILY, "cuda", DTYPES, SHAPE_DESC, DOC, INIT,                 \
+   zlbc::case_release, COMPARE, BASE, CAND, nullptr, SETUP}
 #define ZLBC_IMPL(NAME, FLAGS, PREPARE, ENQUEUE) {NAME, FLAGS, PREPARE, ENQUEUE, zlbc::impl_release}
 
 namespace zlbc {

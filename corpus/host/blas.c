@@ -192,7 +192,7 @@ static const zlb_op_t blas_ops[] = {
      "matrix product [M, K] @ [K, N] (shape [M, N, K] or [B, M, N, K], B ignored)",
      mm_case_init, zlb__host_ws_case_release, NULL,
      {"ref", 0, zlb__host_ws_prepare, mm_ref, zlb__host_ws_release},
-     {"zlb", 0, zlb__host_ws_prepare, mm_fast, zlb__host_ws_release}, NULL},
+     {"zlb", 0, zlb__host_ws_prepare, mm_fast, zlb__host_ws_release}, NULL, NULL},
 };
 
 int zlb__host_register_blas(zlb_op_registrar_t *r) {

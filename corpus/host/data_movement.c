@@ -110,7 +110,7 @@ static const zlb_op_t data_movement_ops[] = {
     {ZLB_OP_ABI_VERSION, "contiguous", "data_movement", HOST_BACKEND, HOST_FLOAT_DTYPES,
      "M, N", "x.transpose(-2, -1).contiguous(): y[..., j, i] = x[..., i, j]",
      contiguous_case_init, NULL, NULL, {"ref", 0, NULL, contiguous_ref, NULL},
-     {"zlb", 0, NULL, contiguous_fast, NULL}, NULL},
+     {"zlb", 0, NULL, contiguous_fast, NULL}, NULL, NULL},
 };
 
 int zlb__host_register_data_movement(zlb_op_registrar_t *r) {

@@ -142,7 +142,7 @@ static const zlb_op_t norm_ops[] = {
      "layer norm over the last dim with weight and bias, eps 1e-5", layer_norm_case_init,
      zlb__host_ws_case_release, NULL,
      {"ref", 0, zlb__host_ws_prepare, layer_norm_ref, zlb__host_ws_release},
-     {"zlb", 0, zlb__host_ws_prepare, layer_norm_fast, zlb__host_ws_release}, NULL},
+     {"zlb", 0, zlb__host_ws_prepare, layer_norm_fast, zlb__host_ws_release}, NULL, NULL},
 };
 
 int zlb__host_register_norm(zlb_op_registrar_t *r) {

@@ -140,7 +140,7 @@ static const zlb_op_t random_ops[] = {
     {ZLB_OP_ABI_VERSION, "rand", "random", HOST_BACKEND, ZLB_DT_BIT(ZLB_DT_FLOAT32),
      "extents", "uniform [0, 1) float32 from a counter-based generator", rand_case_init,
      NULL, NULL, {"splitmix64", ZLB_IMPL_USES_RNG, NULL, rand_ref, NULL},
-     {"philox", ZLB_IMPL_USES_RNG, NULL, rand_fast, NULL}, NULL},
+     {"philox", ZLB_IMPL_USES_RNG, NULL, rand_fast, NULL}, NULL, NULL},
 };
 
 int zlb__host_register_random(zlb_op_registrar_t *r) {

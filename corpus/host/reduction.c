@@ -292,10 +292,10 @@ static int argmax_fast(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
 static const zlb_op_t reduction_ops[] = {
     {ZLB_OP_ABI_VERSION, "sum", "reduction", HOST_BACKEND, HOST_FLOAT_DTYPES, "M, N",
      "sum over one dim (last unless [[M, N], dim, keepdim] says)", sum_case_init, NULL,
-     NULL, {"ref", 0, NULL, sum_ref, NULL}, {"zlb", 0, NULL, sum_fast, NULL}, NULL},
+     NULL, {"ref", 0, NULL, sum_ref, NULL}, {"zlb", 0, NULL, sum_fast, NULL}, NULL, NULL},
     {ZLB_OP_ABI_VERSION, "argmax", "reduction", HOST_BACKEND, HOST_FLOAT_DTYPES, "M, N",
      "index (int64) of the first maximum over one dim", argmax_case_init, NULL, NULL,
-     {"ref", 0, NULL, argmax_ref, NULL}, {"zlb", 0, NULL, argmax_fast, NULL}, NULL},
+     {"ref", 0, NULL, argmax_ref, NULL}, {"zlb", 0, NULL, argmax_fast, NULL}, NULL, NULL},
 };
 
 int zlb__host_register_reduction(zlb_op_registrar_t *r) {

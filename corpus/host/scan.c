@@ -105,7 +105,7 @@ static const zlb_op_t scan_ops[] = {
     {ZLB_OP_ABI_VERSION, "cumsum", "scan", HOST_BACKEND, HOST_FLOAT_DTYPES, "M, N",
      "inclusive prefix sum over the last dim", cumsum_case_init, zlb__host_ws_case_release,
      NULL, {"ref", 0, zlb__host_ws_prepare, cumsum_ref, zlb__host_ws_release},
-     {"zlb", 0, zlb__host_ws_prepare, cumsum_fast, zlb__host_ws_release}, NULL},
+     {"zlb", 0, zlb__host_ws_prepare, cumsum_fast, zlb__host_ws_release}, NULL, NULL},
 };
 
 int zlb__host_register_scan(zlb_op_registrar_t *r) {

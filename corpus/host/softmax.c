@@ -160,7 +160,7 @@ static const zlb_op_t softmax_ops[] = {
     {ZLB_OP_ABI_VERSION, "softmax", "softmax", HOST_BACKEND, HOST_FLOAT_DTYPES, "M, N",
      "softmax over the last dim", softmax_case_init, zlb__host_ws_case_release, NULL,
      {"ref", 0, zlb__host_ws_prepare, softmax_ref, zlb__host_ws_release},
-     {"zlb", 0, zlb__host_ws_prepare, softmax_fast, zlb__host_ws_release}, NULL},
+     {"zlb", 0, zlb__host_ws_prepare, softmax_fast, zlb__host_ws_release}, NULL, NULL},
 };
 
 int zlb__host_register_softmax(zlb_op_registrar_t *r) {

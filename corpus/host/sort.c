@@ -354,12 +354,12 @@ static const zlb_op_t sort_ops[] = {
      "ascending sort of values along the last dim", sort_case_init,
      zlb__host_ws_case_release, NULL,
      {"ref", 0, zlb__host_ws_prepare, sort_ref, zlb__host_ws_release},
-     {"zlb", 0, zlb__host_ws_prepare, sort_fast, zlb__host_ws_release}, NULL},
+     {"zlb", 0, zlb__host_ws_prepare, sort_fast, zlb__host_ws_release}, NULL, NULL},
     {ZLB_OP_ABI_VERSION, "topk", "sort", HOST_BACKEND, HOST_FLOAT_DTYPES, "M, N",
      "k largest values (descending) and int64 indices along the last dim; k = args[0] or 8",
      topk_case_init, zlb__host_ws_case_release, topk_compare,
      {"ref", 0, zlb__host_ws_prepare, topk_ref, zlb__host_ws_release},
-     {"zlb", 0, zlb__host_ws_prepare, topk_fast, zlb__host_ws_release}, NULL},
+     {"zlb", 0, zlb__host_ws_prepare, topk_fast, zlb__host_ws_release}, NULL, NULL},
 };
 
 int zlb__host_register_sort(zlb_op_registrar_t *r) {

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define ZLB_OP_ABI_VERSION 2u /* 2: compare_device */
+#define ZLB_OP_ABI_VERSION 2u /* 2: compare_device, setup */
 #define ZLB_MAX_DIMS 8
 #define ZLB_MAX_ARGS 4
 #define ZLB_MAX_TENSORS 8
@@ -192,6 +192,14 @@ typedef struct zlb_op {
    * memory is not host memory, ZL_HOST_CHECK is not 1). */
   int (*compare_device)(zlb_env_t *env, const zlb_case_t *c, void *stream, char *msg,
                         size_t msglen);
+  /* Optional: called once per process before the operator's first case,
+   * with the dtypes the run will use, for first-call initialisation that
+   * belongs to no row (a vendor library's handle and first call: about
+   * 0.1 s for cuBLAS on an H200). The run reports its time as the
+   * operator's set-up. Returns 0, or an error code with env->errbuf set:
+   * the failure is reported and each case then succeeds or fails on its
+   * own. */
+  int (*setup)(zlb_env_t *env, uint32_t dtypes);
 } zlb_op_t;
 
 struct zlb_backend_desc;

@@ -72,6 +72,12 @@ void zlb__banner_start(zlb__run_t *r) {
     zlb__emit(r, "peaks: %s\n", pk.buf);
     zlb_strbuf_release(&pk);
   }
+  if (r->setup_error[0])
+    zlb__emit(r, "%soperator set-up failed after %.1f ms: %s%s\n", zlb__sty(r, STY_FAIL),
+              r->setup_ms, r->setup_error, zlb__sty(r, STY_NONE));
+  else if (!isnan(r->setup_ms))
+    zlb__emit(r, "operator set-up: %.1f ms (once per process, before the first case)\n",
+              r->setup_ms);
   zlb__emit(r, "started %s\n", r->started);
   zlb__emit(r, "%s%s%s\n", zlb__sty(r, STY_BOLD), RULE, zlb__sty(r, STY_NONE));
   zlb_strbuf_release(&dts);

@@ -111,6 +111,8 @@ typedef struct zlb__run {
   zlb__peaks_t peaks;
   const zlb_op_t *ops_mm;   /* the GEMM used for the FLOP ceiling */
   zlb_clocks_t clocks_start;
+  double setup_ms;           /* the operator's setup(), NAN without one */
+  char setup_error[1100];     /* why setup() failed; "" when it did not */
   /* Host copies of a case's tensors (fill staging, downloads for the
    * accuracy check), kept from case to case: a fresh buffer of a large
    * case costs more in page faults than its fill and copies. */

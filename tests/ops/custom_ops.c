@@ -93,6 +93,51 @@ static const zlb_op_t op_custom_check = {
     .compare_device = custom_compare_device,
 };
 
+/* setup_probe: custom_check with a once-per-process setup() that appends
+ * "setup DTYPEMASK" to ZL_TEST_SETUP_LOG and fails when ZL_TEST_SETUP_FAIL
+ * is 1; each case appends "case" there, so the order shows. */
+static void probe_log(const char *line) {
+  const char *p = getenv("ZL_TEST_SETUP_LOG");
+  FILE *f = p ? fopen(p, "a") : NULL;
+  if (f) {
+    fprintf(f, "%s\n", line);
+    fclose(f);
+  }
+}
+
+static int probe_setup(zlb_env_t *env, uint32_t dtypes) {
+  const char *fail = getenv("ZL_TEST_SETUP_FAIL");
+  char line[64];
+  snprintf(line, sizeof(line), "setup %u", (unsigned)dtypes);
+  probe_log(line);
+  if (fail && !strcmp(fail, "1")) {
+    snprintf(env->errbuf, env->errlen, "injected set-up failure");
+    return ZLB_EOP;
+  }
+  return 0;
+}
+
+static int probe_init(zlb_env_t *env, zlb_case_t *c) {
+  probe_log("case");
+  return custom_init(env, c);
+}
+
+static const zlb_op_t op_setup_probe = {
+    .abi_version = ZLB_OP_ABI_VERSION,
+    .name = "setup_probe",
+    .family = "test",
+    .backend = "test",
+    .dtypes = ZLB_DT_FLOATS,
+    .shape_desc = "N",
+    .doc = "copy with a once-per-process setup()",
+    .case_init = probe_init,
+    .compare = custom_compare,
+    .baseline = {"ref", 0, NULL, custom_enqueue, NULL},
+    .candidate = {"test", 0, NULL, custom_enqueue, NULL},
+    .setup = probe_setup,
+};
+
 int zlb_test_register_custom(zlb_op_registrar_t *r) {
-  return r->add_op(r, &op_custom_check);
+  int rc = r->add_op(r, &op_custom_check);
+  return rc ? rc : r->add_op(r, &op_setup_probe);
 }
