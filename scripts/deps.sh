@@ -2,9 +2,12 @@
 # Check the build dependencies and install the missing Debian packages
 # (apt-get), or stop with the exact command to run.
 #   scripts/deps.sh build   compiler, make, cmake, libyaml, cJSON
-#   scripts/deps.sh test    the same plus cmocka
+#   scripts/deps.sh test    the same plus cmocka, and pytest for Debian's
+#                           python3 (the Python package's tests; without it
+#                           they skip, saying so)
 set -u
 need=""
+want=""
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_cmd cc || have_cmd gcc || need="$need gcc"
 have_cmd make || need="$need make"
@@ -17,6 +20,15 @@ have_header yaml.h || need="$need libyaml-dev"
 have_header cjson/cJSON.h || need="$need libcjson-dev"
 if [ "${1:-build}" = test ]; then
   have_header cmocka.h || need="$need libcmocka-dev"
+  /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || want="$want python3-pytest"
+fi
+# Wanted, not needed: installed when we can install, else a warning.
+if [ -n "$want" ]; then
+  if [ "$(id -u)" = 0 ] && have_cmd apt-get || { have_cmd sudo && have_cmd apt-get && sudo -n true 2>/dev/null; }; then
+    need="$need$want"
+  else
+    echo "zlbench: the Python tests will skip without:$want (install with: sudo apt-get install -y$want)" >&2
+  fi
 fi
 [ -z "$need" ] && exit 0
 

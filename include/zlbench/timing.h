@@ -116,6 +116,15 @@ typedef struct zlb_launch {
    * scratch=0 after it (restore the real one). */
   void (*rng_guard)(void *ctx, int scratch);
   void *ctx;
+  /* Optional: the caller captures the graph itself, for callers whose
+   * framework must know about the capture (its allocator and RNG): capture
+   * k calls on `s` and set *g to the backend's raw graph, or return a
+   * negative ZLB code with err set (its vendor code, when there is one,
+   * classifies the failure; vendor_name, when set, is the marker's reason).
+   * The capture must be over when it returns, failed or not. The caller
+   * keeps the graph: the graph timer instantiates, replays and destroys
+   * its own executable, never the graph. NULL: the timer captures. */
+  int (*capture)(void *ctx, int k, zlb_stream_t s, zlb_graph_t *g, zlb_error_t *err);
 } zlb_launch_t;
 
 /* A device buffer written before each direct sample to evict caches. */

@@ -43,7 +43,10 @@ static int classify(zlb_backend_t *b, zlb_graph_phase_t phase,
                                   : zlb_backend_error_name(b, cause->vendor_code),
                 sizeof(fail->reason));
   } else {
-    zlb_strlcpy(fail->reason, zlb_err_name(cause->code), sizeof(fail->reason));
+    /* A caller's capture hook may name its failure without a vendor code
+     * (an exception's type); the marker then says that, not the ZLB code. */
+    zlb_strlcpy(fail->reason, cause->vendor_name[0] ? cause->vendor_name : zlb_err_name(cause->code),
+                sizeof(fail->reason));
     if (cause->code == ZLB_EFATAL)
       v = ZLB_VERDICT_FATAL;
     else if (cause->code == ZLB_EPOISONED)
@@ -106,7 +109,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   zlb_error_t cause = ZLB_ERROR_INIT;
   double est_ms = 0.0, t0 = zlb_now_s();
   long k, n_warm, replays;
-  int rc = 0, guarded = 0;
+  int rc = 0, guarded = 0, own_graph = !l->capture;
 
   memset(fail, 0, sizeof(*fail));
   m->timer = ZLB_TIMER_GRAPH;
@@ -147,22 +150,35 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     l->rng_guard(l->ctx, 1);
     guarded = 1;
   }
-  if (b->v->capture_begin(b, side, &cause)) {
+  if (l->capture) {
+    /* The caller's framework captures (it must know about the capture) and
+     * keeps the graph; the hook has ended the capture when it returns. */
+    int hrc = l->capture(l->ctx, (int)k, side, &g, &cause);
+    if (hrc || !g) {
+      if (!cause.code)
+        zlb_error_set(&cause, ZLB_EOP, "the capture hook returned %d and %s graph", hrc,
+                      g ? "a" : "no");
+      g = NULL; /* on failure a graph it returned stays the caller's too */
+      rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
+      goto out;
+    }
+  } else if (b->v->capture_begin(b, side, &cause)) {
     rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
     goto out;
   }
   /* Every path from here ends the capture itself, before classify(): the
    * health probe must not run on a stream that is still capturing. */
-  for (long i = 0; i < k; i++)
-    if (l->call(l->ctx, side, &cause))
-      break;
+  if (!l->capture)
+    for (long i = 0; i < k; i++)
+      if (l->call(l->ctx, side, &cause))
+        break;
   if (cause.code) {
     zlb_error_t ignored = ZLB_ERROR_INIT;
     b->v->capture_end(b, side, &g, &ignored);
     rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
     goto out;
   }
-  if (b->v->capture_end(b, side, &g, &cause)) {
+  if (!l->capture && b->v->capture_end(b, side, &g, &cause)) {
     rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
     goto out;
   }
@@ -218,7 +234,7 @@ out:
   m->wall_s = zlb_now_s() - t0;
   if (x)
     b->v->graph_exec_destroy(b, x);
-  if (g)
+  if (g && own_graph)
     b->v->graph_destroy(b, g);
   if (side) {
     /* Leave the caller's stream ordered after the replays. */

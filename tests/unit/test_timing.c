@@ -97,7 +97,7 @@ static void test_fallback_state_machine(void **state) {
   for (size_t p = 0; p < 3; p++)
     for (size_t v = 0; v < 3; v++) {
       struct fake f = {0, 0, 0, 0, 0, 20};
-      zlb_launch_t l = {fake_call, fake_guard, &f};
+      zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
       zlb_timing_opts_t o = quick_opts();
       zlb_measurement_t m;
       zlb_graph_failure_t fail;
@@ -142,7 +142,7 @@ static void test_graph_success_and_repeat_marker(void **state) {
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
   struct fake f = {0, 0, 0, 0, 0, 50};
-  zlb_launch_t l = {fake_call, fake_guard, &f};
+  zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
   zlb_graph_failure_t fail;
@@ -179,7 +179,7 @@ static void test_deny_skips_attempt(void **state) {
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
   struct fake f = {0, 0, 0, 0, 0, 10};
-  zlb_launch_t l = {fake_call, fake_guard, &f};
+  zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
   zlb_graph_failure_t fail;
@@ -200,12 +200,85 @@ static void test_deny_skips_attempt(void **state) {
   b->v->stream_destroy(b, s);
 }
 
+/* A caller-supplied capture (the hook): it captures with the backend's own
+ * calls, the graph timer instantiates and replays the graph and leaves it
+ * to the hook's owner (freed here: ASan reports a double free if the timer
+ * destroyed it too). A failing hook falls back with its own reason. */
+struct hook {
+  struct fake f;
+  zlb_backend_t *b;
+  int hooks, k;
+  zlb_graph_t g;
+  const char *fail_as; /* fail with this vendor name */
+};
+
+static int hook_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  return fake_call(&((struct hook *)ctx)->f, s, err);
+}
+
+static int hook_capture(void *ctx, int k, zlb_stream_t s, zlb_graph_t *g, zlb_error_t *err) {
+  struct hook *h = ctx;
+  int rc;
+  h->hooks++;
+  h->k = k;
+  if (h->fail_as)
+    return zlb_error_vendor(err, ZLB_EOP, 0, h->fail_as, "the hook failed on purpose");
+  if ((rc = h->b->v->capture_begin(h->b, s, err)))
+    return rc;
+  for (int i = 0; i < k; i++)
+    fake_call(&h->f, s, err);
+  if ((rc = h->b->v->capture_end(h->b, s, g, err)))
+    return rc;
+  h->g = *g;
+  return 0;
+}
+
+static void test_capture_hook(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct hook h;
+  zlb_launch_t l = {.call = hook_call, .ctx = &h, .capture = hook_capture};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  char marker[256];
+  (void)state;
+  memset(&h, 0, sizeof(h));
+  memset(&m, 0, sizeof(m));
+  h.b = b;
+  h.f.spin_us = 50;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  assert_string_equal(marker, "-");
+  assert_int_equal(m.timer, ZLB_TIMER_GRAPH);
+  assert_int_equal(h.hooks, 1);
+  assert_int_equal(h.k, m.graph_launches);
+  assert_non_null(h.g);
+  /* The replays were of the hook's graph: ~50 us per launch. */
+  assert_true(m.value_ms > 0.02 && m.value_ms < 1.0);
+  b->v->graph_destroy(b, h.g);
+  zlb_measurement_release(&m);
+
+  h.fail_as = "ValueError";
+  h.g = NULL;
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  assert_string_equal(marker, "fallback(phase=capture,reason=ValueError,repeat=1)");
+  assert_int_equal(fail.verdict, ZLB_VERDICT_REFUSED);
+  assert_int_equal(m.timer, ZLB_TIMER_DIRECT);
+  assert_true(m.nsamples > 0);
+  zlb_measurement_release(&m);
+  b->v->stream_destroy(b, s);
+}
+
 static void test_repeat_logic(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
   struct fake f = {0, 0, 0, 0, 0, 10};
-  zlb_launch_t l = {fake_call, NULL, &f};
+  zlb_launch_t l = {.call = fake_call, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
   (void)state;
@@ -292,7 +365,7 @@ static void test_zero_estimate(void **state) {
   zlb_backend_t b;
   zlb_error_t e = ZLB_ERROR_INIT;
   struct fake f = {0, 0, 0, 0, 0, 0};
-  zlb_launch_t l = {fake_call, NULL, &f};
+  zlb_launch_t l = {.call = fake_call, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
   (void)state;
@@ -325,7 +398,7 @@ static void test_noise_stop(void **state) {
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
   struct fake f = {0, 0, 0, 0, 0, 200};
-  zlb_launch_t l = {fake_call, NULL, &f};
+  zlb_launch_t l = {.call = fake_call, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
   double t0;
@@ -379,7 +452,7 @@ static void test_trace_needs_tracer(void **state) {
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
   struct fake f = {0, 0, 0, 0, 0, 1};
-  zlb_launch_t l = {fake_call, NULL, &f};
+  zlb_launch_t l = {.call = fake_call, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
   (void)state;
@@ -450,7 +523,7 @@ static void test_trace_attribution(void **state) {
   zlb_backend_vtbl_t v = *b->v;
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  zlb_launch_t l = {traced_call, NULL, NULL};
+  zlb_launch_t l = {.call = traced_call};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
   static const int64_t skews[] = {0, 5000, -300};
@@ -499,6 +572,7 @@ int main(void) {
       cmocka_unit_test(test_fallback_state_machine),
       cmocka_unit_test(test_graph_success_and_repeat_marker),
       cmocka_unit_test(test_deny_skips_attempt),
+      cmocka_unit_test(test_capture_hook),
       cmocka_unit_test(test_repeat_logic),
       cmocka_unit_test(test_zero_estimate),
   };

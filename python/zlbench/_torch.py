@@ -1,0 +1,110 @@
+"""torch's side of a measurement on CUDA.
+
+Streams: ``fn`` runs on the engine's stream, made torch's current stream
+through ``torch.cuda.ExternalStream`` (Triton's launches follow torch's
+current stream too). Before the measurement that stream waits for the work
+already queued on torch's current stream; afterwards torch's current stream
+waits for the measurement.
+
+Capture goes through torch's own graph API, because a capture torch does
+not know about breaks its caching allocator and its RNG:
+``torch.cuda.CUDAGraph(keep_graph=True)`` captured with ``capture_begin``
+(a private memory pool, thread-local capture mode) and ``capture_end`` on
+the engine's side stream; torch registers its CUDA generator with the graph
+during the capture, so the captured random operators read their philox
+state from the graph's own seed and offset and the generator's real state
+does not move. The raw ``cudaGraph_t`` (``raw_cuda_graph()``) goes to the
+engine, which instantiates, replays and destroys its own executable; torch
+keeps the graph and its pool until the measurement returns, then ``reset()``
+releases them. The device's RNG state is saved before the measurement and
+restored after it (the eager warm-up calls' random draws are undone).
+"""
+
+
+class TorchAdapter:
+    name = "torch"
+    can_capture = True
+
+    def __init__(self, torch, device):
+        self.torch = torch
+        self.device = device
+        self.streams = {}
+        self._ctx = None
+
+    def _stream(self, ptr):
+        s = self.streams.get(ptr)
+        if s is None:
+            s = self.streams[ptr] = self.torch.cuda.ExternalStream(ptr, device=self.device)
+        return s
+
+    def on_stream(self, ptr):
+        return self.torch.cuda.stream(self._stream(ptr))
+
+    def begin(self, session):
+        torch = self.torch
+        engine = self._stream(session.stream)
+        self._dev = torch.cuda.device(self.device)
+        self._dev.__enter__()
+        self._caller = torch.cuda.current_stream()
+        engine.wait_stream(self._caller)
+        self._ctx = torch.cuda.stream(engine)
+        self._ctx.__enter__()
+
+    def end(self, session):
+        torch = self.torch
+        try:
+            if self._ctx is not None:
+                self._ctx.__exit__(None, None, None)
+            self._ctx = None
+            self._caller.wait_stream(self._stream(session.stream))
+        finally:
+            self._dev.__exit__(None, None, None)
+
+    def capture(self, one, k, ptr):
+        """Capture k calls on the engine's side stream; (graph, raw handle)."""
+        torch = self.torch
+        try:
+            g = torch.cuda.CUDAGraph(keep_graph=True)
+        except TypeError:
+            raise RuntimeError("this torch has no CUDAGraph(keep_graph=True) (torch 2.7 or "
+                               "newer hands its raw graph over)") from None
+        side = self._stream(ptr)
+        with torch.cuda.stream(side):
+            g.capture_begin(capture_error_mode="thread_local")
+            failure = None
+            try:
+                for _ in range(k):
+                    one(ptr)
+            except BaseException as exc:  # the capture must end whatever happened
+                failure = exc
+            try:
+                g.capture_end()
+            except BaseException as exc:
+                if failure is None:
+                    failure = exc
+            if failure is not None:
+                self.release(g)
+                raise failure
+        return g, g.raw_cuda_graph()
+
+    def release(self, g):
+        try:
+            g.reset()
+        except Exception:
+            pass
+
+    def save_rng(self):
+        return self.torch.cuda.get_rng_state(self.device)
+
+    def restore_rng(self, state):
+        self.torch.cuda.set_rng_state(state, self.device)
+
+
+def adapter(torch, device):
+    """The adapter when torch has CUDA, else None."""
+    try:
+        if not torch.cuda.is_available():
+            return None
+    except Exception:
+        return None
+    return TorchAdapter(torch, device)

@@ -1,0 +1,583 @@
+/* The measurement API (include/zlbench/api.h): sessions, option checking,
+ * the callback adapters and results read by key, over the timing engine's
+ * zlb_time_case. Only this layer's ZLB_API functions leave libzlbench.so
+ * (src/api/exports.map). */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlbench/api.h"
+#include "zlbench/base.h"
+#include "zlbench/device.h"
+#include "zlbench/timing.h"
+
+/* The public enums are the engine's, number for number. */
+#define SAME(a, b) ((int)(a) == (int)(b))
+_Static_assert(SAME(ZLB_API_TIMER_AUTO, ZLB_TIMER_AUTO) && SAME(ZLB_API_TIMER_GRAPH, ZLB_TIMER_GRAPH) &&
+                   SAME(ZLB_API_TIMER_DIRECT, ZLB_TIMER_DIRECT) && SAME(ZLB_API_TIMER_CUPTI, ZLB_TIMER_CUPTI),
+               "timer kinds");
+_Static_assert(SAME(ZLB_API_RET_MEDIAN, ZLB_RET_MEDIAN) && SAME(ZLB_API_RET_MEAN, ZLB_RET_MEAN) &&
+                   SAME(ZLB_API_RET_MIN, ZLB_RET_MIN) && SAME(ZLB_API_RET_MAX, ZLB_RET_MAX) &&
+                   SAME(ZLB_API_RET_ALL, ZLB_RET_ALL),
+               "return modes");
+_Static_assert(SAME(ZLB_API_STOP_BUDGET, ZLB_STOP_BUDGET) && SAME(ZLB_API_STOP_NOISE, ZLB_STOP_NOISE),
+               "stop rules");
+_Static_assert(SAME(ZLB_API_EINVAL, ZLB_EINVAL) && SAME(ZLB_API_ENOMEM, ZLB_ENOMEM) &&
+                   SAME(ZLB_API_EIO, ZLB_EIO) && SAME(ZLB_API_ENOTFOUND, ZLB_ENOTFOUND) &&
+                   SAME(ZLB_API_EUNAVAIL, ZLB_EUNAVAIL) && SAME(ZLB_API_EDEVICE, ZLB_EDEVICE) &&
+                   SAME(ZLB_API_EUNSUPPORTED, ZLB_EUNSUPPORTED) && SAME(ZLB_API_EFATAL, ZLB_EFATAL) &&
+                   SAME(ZLB_API_EPOISONED, ZLB_EPOISONED) && SAME(ZLB_API_EOP, ZLB_EOP) &&
+                   SAME(ZLB_API_EINTR, ZLB_EINTR),
+               "error codes");
+_Static_assert(SAME(ZLB_API_MAX_QUANTILES, ZLB_MAX_QUANTILES), "quantile count");
+_Static_assert(sizeof(((zlb_api_error_t *)0)->msg) == sizeof(((zlb_error_t *)0)->msg) &&
+                   sizeof(((zlb_api_error_t *)0)->vendor_name) ==
+                       sizeof(((zlb_error_t *)0)->vendor_name),
+               "error object");
+
+/* The size of version 1.0's options: the least a caller may pass. */
+#define OPTS_V1_SIZE (offsetof(zlb_measure_opts_t, trace_max_samples) + sizeof(int))
+
+struct zlb_session {
+  zlb_backend_t *b;
+  zlb_stream_t stream;
+  zlb_flush_t flush;
+  pthread_mutex_t busy;
+  int dead; /* a fatal fault or poisoned capture: the context is unusable */
+};
+
+struct zlb_result {
+  zlb_measurement_t m;
+  char marker[320];
+  char verdict[16];
+  char phase[16];
+  char reason[64];
+  char ferror[768];
+  char backend[32];
+  char device_name[128];
+  char why[64];
+  int repeat;
+  int throttled;
+  int have_clk[2];
+  zlb_clocks_t clk[2];
+};
+
+static void to_api(const zlb_error_t *e, zlb_api_error_t *out) {
+  if (!out)
+    return;
+  out->code = e->code;
+  out->vendor_code = e->vendor_code;
+  zlb_strlcpy(out->vendor_name, e->vendor_name, sizeof(out->vendor_name));
+  zlb_strlcpy(out->msg, e->msg, sizeof(out->msg));
+}
+
+static int fail_api(zlb_api_error_t *out, const zlb_error_t *e) {
+  to_api(e, out);
+  return e->code;
+}
+
+ZLB_API int zlb_api_version(void) { return ZLB_API_VERSION; }
+
+ZLB_API const char *zlb_api_error_name(int code) {
+  return code == 0 ? "ZLB_OK" : zlb_err_name(code);
+}
+
+/* ---- sessions ------------------------------------------------------------ */
+
+ZLB_API int zlb_session_open(const char *backend, int device, zlb_session_t **out,
+                             zlb_api_error_t *err) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_session_t *s;
+  if (!out) {
+    zlb_error_set(&e, ZLB_EINVAL, "zlb_session_open: out is NULL");
+    return fail_api(err, &e);
+  }
+  *out = NULL;
+  if (device < 0) {
+    zlb_error_set(&e, ZLB_EINVAL, "zlb_session_open: device %d is negative", device);
+    return fail_api(err, &e);
+  }
+  s = zlb_xcalloc(1, sizeof(*s));
+  pthread_mutex_init(&s->busy, NULL);
+  if (zlb_backend_open_name(backend, &s->b, &e) ||
+      zlb_backend_select_device(s->b, device, &e) ||
+      s->b->v->stream_create(s->b, &s->stream, &e)) {
+    zlb_session_close(s);
+    return fail_api(err, &e);
+  }
+  *out = s;
+  return 0;
+}
+
+ZLB_API void zlb_session_close(zlb_session_t *s) {
+  if (!s)
+    return;
+  if (s->b && !s->dead) {
+    zlb_error_t e = ZLB_ERROR_INIT;
+    if (s->stream) {
+      s->b->v->stream_sync(s->b, s->stream, &e);
+      s->b->v->stream_destroy(s->b, s->stream);
+    }
+    zlb_flush_release(&s->flush, s->b);
+  }
+  /* After a device fault closing the context may hang: leave it to the
+   * process's exit, as zlbench run does. */
+  if (s->b && !s->dead)
+    zlb_backend_close(s->b);
+  pthread_mutex_destroy(&s->busy);
+  free(s);
+}
+
+ZLB_API const char *zlb_session_backend(const zlb_session_t *s) {
+  return s && s->b ? s->b->desc->name : "";
+}
+
+ZLB_API int zlb_session_device(const zlb_session_t *s) { return s && s->b ? s->b->device : -1; }
+
+ZLB_API const char *zlb_session_device_name(const zlb_session_t *s) {
+  return s && s->b ? s->b->info.name : "";
+}
+
+ZLB_API int zlb_session_has_graphs(const zlb_session_t *s) {
+  return s && s->b && (s->b->desc->caps & ZLB_CAP_GRAPH) && s->b->v->capture_begin ? 1 : 0;
+}
+
+ZLB_API void *zlb_session_stream(const zlb_session_t *s) { return s ? (void *)s->stream : NULL; }
+
+ZLB_API int zlb_session_sync(zlb_session_t *s, zlb_api_error_t *err) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  if (!s) {
+    zlb_error_set(&e, ZLB_EINVAL, "zlb_session_sync: session is NULL");
+    return fail_api(err, &e);
+  }
+  if (s->b->v->stream_sync(s->b, s->stream, &e))
+    return fail_api(err, &e);
+  return 0;
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+ZLB_API void zlb_measure_opts_init(zlb_measure_opts_t *o) {
+  zlb_timing_opts_t t;
+  if (!o)
+    return;
+  zlb_timing_opts_default(&t);
+  memset(o, 0, sizeof(*o));
+  o->struct_size = sizeof(*o);
+  o->timer = ZLB_API_TIMER_AUTO;
+  o->warmup_ms = t.warmup_ms;
+  o->rep_ms = t.rep_ms;
+  o->return_mode = (int)t.return_mode;
+  o->repeat = t.repeat;
+  o->flush = 1;
+  o->stop = (int)t.stop;
+  o->max_noise = t.max_noise;
+  o->min_samples = t.min_samples;
+  o->min_time_ms = t.min_time_ms;
+  o->timeout_ms = t.timeout_ms;
+  o->graph_max_launches = t.graph_max_launches;
+  o->graph_replay_ms = t.graph_replay_ms;
+  o->graph_min_replays = t.graph_min_replays;
+  o->max_samples = t.max_samples;
+  o->trace_max_samples = t.trace_max_samples;
+}
+
+static int bad(zlb_error_t *e, const char *fmt, const char *name, double v) {
+  return zlb_error_set(e, ZLB_EINVAL, fmt, name, v);
+}
+
+/* The caller's options, at their size, into `o`; every field checked. */
+static int read_opts(const zlb_measure_opts_t *in, zlb_measure_opts_t *o, zlb_error_t *e) {
+  size_t n;
+  zlb_measure_opts_init(o);
+  if (!in)
+    return 0;
+  n = in->struct_size;
+  if (n < OPTS_V1_SIZE)
+    return zlb_error_set(e, ZLB_EINVAL,
+                         "options struct_size is %zu, less than version 1.0's %zu: initialise "
+                         "the options with zlb_measure_opts_init",
+                         n, (size_t)OPTS_V1_SIZE);
+  if (n > (size_t)1 << 20)
+    return zlb_error_set(e, ZLB_EINVAL, "options struct_size %zu is implausible", n);
+  /* A newer caller's fields this library does not know: only zero (unset)
+   * is harmless. */
+  for (size_t i = sizeof(*o); i < n; i++)
+    if (((const unsigned char *)in)[i])
+      return zlb_error_set(e, ZLB_EINVAL,
+                           "the options set a field at byte %zu, which this library (API "
+                           "%d.%d) does not know: use a newer libzlbench",
+                           i, ZLB_API_VERSION_MAJOR, ZLB_API_VERSION_MINOR);
+  memcpy(o, in, n < sizeof(*o) ? n : sizeof(*o));
+  o->struct_size = sizeof(*o);
+
+#define FINITE_GE(f, lo)                                                                \
+  if (!(isfinite(o->f) && o->f >= (lo)))                                                \
+    return bad(e, "option %s must be a finite number >= " #lo ", not %g", #f, o->f);
+#define FINITE_GT(f, lo)                                                                \
+  if (!(isfinite(o->f) && o->f > (lo)))                                                 \
+    return bad(e, "option %s must be a finite number > " #lo ", not %g", #f, o->f);
+#define INT_IN(f, lo, hi)                                                               \
+  if (o->f < (lo) || o->f > (hi))                                                       \
+    return bad(e, "option %s must be in [" #lo ", " #hi "], not %g", #f, (double)o->f);
+  INT_IN(timer, 0, 3)
+  FINITE_GE(warmup_ms, 0)
+  FINITE_GT(rep_ms, 0)
+  INT_IN(return_mode, 0, 4)
+  INT_IN(nquantiles, 0, ZLB_API_MAX_QUANTILES)
+  for (int i = 0; i < o->nquantiles; i++)
+    if (!(o->quantiles[i] >= 0.0 && o->quantiles[i] <= 1.0))
+      return zlb_error_set(e, ZLB_EINVAL, "quantile %d is %g: quantiles are in [0, 1]", i,
+                           o->quantiles[i]);
+  INT_IN(repeat, 1, 1000)
+  INT_IN(flush, 0, 1)
+  INT_IN(deny_capture, 0, 1)
+  INT_IN(stop, 0, 1)
+  FINITE_GT(max_noise, 0)
+  INT_IN(min_samples, 1, 1000000)
+  FINITE_GE(min_time_ms, 0)
+  FINITE_GT(timeout_ms, 0)
+  INT_IN(graph_max_launches, 1, 100000)
+  FINITE_GT(graph_replay_ms, 0)
+  INT_IN(graph_min_replays, 1, 1000)
+  INT_IN(max_samples, 1, 10000000)
+  INT_IN(trace_max_samples, 1, 1000000)
+#undef FINITE_GE
+#undef FINITE_GT
+#undef INT_IN
+  return 0;
+}
+
+static void to_timing(const zlb_measure_opts_t *o, zlb_timing_opts_t *t) {
+  zlb_timing_opts_default(t);
+  t->warmup_ms = o->warmup_ms;
+  t->rep_ms = o->rep_ms;
+  t->return_mode = (zlb_return_mode_t)o->return_mode;
+  t->nquantiles = o->nquantiles;
+  for (int i = 0; i < o->nquantiles; i++)
+    t->quantiles[i] = o->quantiles[i];
+  t->repeat = o->repeat;
+  t->graph_max_launches = o->graph_max_launches;
+  t->graph_replay_ms = o->graph_replay_ms;
+  t->graph_min_replays = o->graph_min_replays;
+  t->max_samples = o->max_samples;
+  t->stop = (zlb_stop_t)o->stop;
+  t->max_noise = o->max_noise;
+  t->min_samples = o->min_samples;
+  t->min_time_ms = o->min_time_ms;
+  t->timeout_ms = o->timeout_ms;
+  t->trace_max_samples = o->trace_max_samples;
+}
+
+/* ---- callbacks ------------------------------------------------------------- */
+
+struct cb {
+  zlb_call_fn call;
+  zlb_capture_fn capture;
+  void *user;
+};
+
+/* A callback's failure as an engine error: its own code where it is a ZLB
+ * code, else ZLB_EOP; its vendor code and name kept for classification. */
+static int from_callback(const char *what, int rc, const zlb_api_error_t *ae, zlb_error_t *err) {
+  int code = ae->code < 0 && ae->code > ZLB__ERRBASE && ae->code < ZLB__ERRMAX ? ae->code : ZLB_EOP;
+  char name[64];
+  zlb_strlcpy(name, ae->vendor_name, sizeof(name));
+  if (ae->msg[0])
+    return zlb_error_vendor(err, code, ae->vendor_code, name, "%s", ae->msg);
+  return zlb_error_vendor(err, code, ae->vendor_code, name, "the %s callback returned %d", what,
+                          rc);
+}
+
+static int call_adapter(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  struct cb *c = ctx;
+  zlb_api_error_t ae;
+  int rc;
+  memset(&ae, 0, sizeof(ae));
+  rc = c->call(c->user, (void *)s, &ae);
+  if (!rc)
+    return 0;
+  return from_callback("call", rc, &ae, err);
+}
+
+static int capture_adapter(void *ctx, int k, zlb_stream_t s, zlb_graph_t *g, zlb_error_t *err) {
+  struct cb *c = ctx;
+  zlb_api_error_t ae;
+  void *graph = NULL;
+  int rc;
+  memset(&ae, 0, sizeof(ae));
+  rc = c->capture(c->user, k, (void *)s, &graph, &ae);
+  *g = (zlb_graph_t)graph;
+  if (!rc)
+    return 0;
+  return from_callback("capture", rc, &ae, err);
+}
+
+/* ---- measurements -------------------------------------------------------- */
+
+static int ensure_flush(zlb_session_t *s, const zlb_measure_opts_t *o, zlb_error_t *e) {
+  size_t want = 0;
+  if (o->flush && (s->b->desc->caps & ZLB_CAP_L2_FLUSH))
+    want = o->flush_bytes ? o->flush_bytes : s->b->desc->flush_bytes;
+  if (want == s->flush.bytes)
+    return 0;
+  zlb_flush_release(&s->flush, s->b);
+  return zlb_flush_init(&s->flush, s->b, want, e);
+}
+
+static void read_clocks(zlb_session_t *s, zlb_result_t *r, int which) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  r->have_clk[which] = s->b->v->clocks && !s->b->v->clocks(s->b, &r->clk[which], &e);
+}
+
+/* The repeat a direct measurement applies (as the marker of zlbench run). */
+static int applied_repeat(const zlb_measure_opts_t *o) {
+  return o->nquantiles > 0 || o->return_mode == ZLB_API_RET_ALL ? 1 : o->repeat;
+}
+
+static int measure_locked(zlb_session_t *s, const zlb_measure_opts_t *o, struct cb *c,
+                          zlb_result_t *r, zlb_error_t *e) {
+  zlb_backend_t *b = s->b;
+  zlb_timing_opts_t t;
+  zlb_graph_failure_t fail;
+  zlb_launch_t l = {.call = call_adapter, .ctx = c, .capture = c->capture ? capture_adapter : NULL};
+  int rc;
+
+  if ((rc = ensure_flush(s, o, e)))
+    return rc;
+  to_timing(o, &t);
+  r->repeat = applied_repeat(o);
+  memset(&fail, 0, sizeof(fail));
+  read_clocks(s, r, 0);
+  if (o->timer == ZLB_API_TIMER_GRAPH && !zlb_session_has_graphs(s)) {
+    /* Asked for graphs where there are none: timed directly, and the
+     * result says so rather than passing for a graph measurement. */
+    snprintf(r->marker, sizeof(r->marker), "fallback(phase=capture,reason=ZLB_EUNSUPPORTED,repeat=%d)",
+             r->repeat);
+    zlb_strlcpy(r->verdict, "refused", sizeof(r->verdict));
+    zlb_strlcpy(r->phase, "capture", sizeof(r->phase));
+    zlb_strlcpy(r->reason, "ZLB_EUNSUPPORTED", sizeof(r->reason));
+    snprintf(r->ferror, sizeof(r->ferror), "backend '%s' has no graphs", b->desc->name);
+    rc = zlb_time_direct(b, s->stream, &l, &t, &s->flush, &r->m, e);
+  } else {
+    rc = zlb_time_case(b, s->stream, &l, (zlb_timer_kind_t)o->timer, o->deny_capture, &t,
+                       &s->flush, &r->m, r->marker, sizeof(r->marker), &fail, e);
+    if (fail.phase != ZLB_PHASE_NONE) {
+      zlb_strlcpy(r->phase, zlb_phase_name(fail.phase), sizeof(r->phase));
+      zlb_strlcpy(r->reason, fail.reason, sizeof(r->reason));
+      zlb_strlcpy(r->ferror, fail.error.msg, sizeof(r->ferror));
+    }
+    zlb_strlcpy(r->verdict, zlb_verdict_name(fail.verdict), sizeof(r->verdict));
+  }
+  if (rc == ZLB_EFATAL || rc == ZLB_EPOISONED) {
+    s->dead = 1;
+    zlb_error_prefix(e, "%s during graph %s (%s)",
+                     rc == ZLB_EFATAL ? "fatal device fault" : "BENCHMARK_CAPTURE_POISONED",
+                     zlb_phase_name(fail.phase), fail.reason);
+    zlb_strlcpy(e->vendor_name, fail.reason, sizeof(e->vendor_name));
+    return rc;
+  }
+  if (rc)
+    return rc;
+  read_clocks(s, r, 1);
+  for (int w = 0; w < 2; w++)
+    if (r->have_clk[w] && r->clk[w].throttled && !r->throttled) {
+      r->throttled = 1;
+      zlb_strlcpy(r->why, r->clk[w].why, sizeof(r->why));
+    }
+  if (r->throttled) {
+    char m[sizeof(r->marker)];
+    if (strcmp(r->marker, "-"))
+      snprintf(m, sizeof(m), "%.200s+throttled(%.64s)", r->marker, r->why);
+    else
+      snprintf(m, sizeof(m), "throttled(%.64s)", r->why);
+    zlb_strlcpy(r->marker, m, sizeof(r->marker));
+  }
+  zlb_strlcpy(r->backend, b->desc->name, sizeof(r->backend));
+  zlb_strlcpy(r->device_name, b->info.name, sizeof(r->device_name));
+  return 0;
+}
+
+ZLB_API int zlb_measure(zlb_session_t *s, const zlb_measure_opts_t *opts, zlb_call_fn call,
+                        zlb_capture_fn capture, void *user, zlb_result_t **out,
+                        zlb_api_error_t *err) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_measure_opts_t o;
+  zlb_result_t *r;
+  struct cb c = {call, capture, user};
+  int rc;
+
+  if (out)
+    *out = NULL;
+  if (!s || !call || !out) {
+    zlb_error_set(&e, ZLB_EINVAL, "zlb_measure: %s is NULL",
+                  !s ? "the session" : !call ? "the call callback" : "out");
+    return fail_api(err, &e);
+  }
+  if ((rc = read_opts(opts, &o, &e)))
+    return fail_api(err, &e);
+  if (s->dead) {
+    zlb_error_set(&e, ZLB_EPOISONED,
+                  "this session's device context is unusable after an earlier fatal fault "
+                  "or poisoned capture: measure in a fresh process");
+    return fail_api(err, &e);
+  }
+  /* One measurement at a time per session: another thread, or a callback
+   * measuring again from inside a measurement, is refused. */
+  if (pthread_mutex_trylock(&s->busy)) {
+    zlb_error_set(&e, ZLB_EINVAL,
+                  "the session is already measuring (a callback measuring again, or "
+                  "another thread): use one session per thread, and never measure from "
+                  "inside a measured call");
+    return fail_api(err, &e);
+  }
+  r = zlb_xcalloc(1, sizeof(*r));
+  rc = measure_locked(s, &o, &c, r, &e);
+  pthread_mutex_unlock(&s->busy);
+  if (rc) {
+    zlb_result_free(r);
+    return fail_api(err, &e);
+  }
+  *out = r;
+  return 0;
+}
+
+ZLB_API void zlb_result_free(zlb_result_t *r) {
+  if (!r)
+    return;
+  zlb_measurement_release(&r->m);
+  free(r);
+}
+
+/* ---- results --------------------------------------------------------------- */
+
+static const struct {
+  const char *name;
+  char kind;
+} keys[] = {
+    {"value_ms", 'n'},          {"estimate_ms", 'n'},           {"noise", 'n'},
+    {"noise_met", 'n'},         {"wall_s", 'n'},                {"graph_launches", 'n'},
+    {"replays", 'n'},           {"nsamples", 'n'},              {"fallback_repeat", 'n'},
+    {"throttled", 'n'},         {"clocks_before.sm_mhz", 'n'},  {"clocks_before.mem_mhz", 'n'},
+    {"clocks_before.temp_c", 'n'}, {"clocks_before.power_mw", 'n'},
+    {"clocks_before.reasons", 'n'}, {"clocks_before.throttled", 'n'},
+    {"clocks_after.sm_mhz", 'n'},  {"clocks_after.mem_mhz", 'n'},
+    {"clocks_after.temp_c", 'n'},  {"clocks_after.power_mw", 'n'},
+    {"clocks_after.reasons", 'n'}, {"clocks_after.throttled", 'n'},
+    {"timer", 's'},             {"marker", 's'},                {"verdict", 's'},
+    {"fallback_phase", 's'},    {"fallback_reason", 's'},       {"fallback_error", 's'},
+    {"note", 's'},              {"throttle_why", 's'},          {"backend", 's'},
+    {"device_name", 's'},       {"samples", 'a'},               {"quantiles", 'a'},
+    {"call_values", 'a'},
+};
+
+ZLB_API const char *zlb_result_key(size_t i, char *kind) {
+  if (i >= sizeof(keys) / sizeof(keys[0]))
+    return NULL;
+  if (kind)
+    *kind = keys[i].kind;
+  return keys[i].name;
+}
+
+static int clock_field(const zlb_result_t *r, int w, const char *f, double *out) {
+  const zlb_clocks_t *c = &r->clk[w];
+  if (!strcmp(f, "sm_mhz"))
+    *out = r->have_clk[w] ? c->sm_mhz : -1;
+  else if (!strcmp(f, "mem_mhz"))
+    *out = r->have_clk[w] ? c->mem_mhz : -1;
+  else if (!strcmp(f, "temp_c"))
+    *out = r->have_clk[w] ? c->temp_c : -1;
+  else if (!strcmp(f, "power_mw"))
+    *out = r->have_clk[w] ? c->power_mw : -1;
+  else if (!strcmp(f, "reasons"))
+    *out = r->have_clk[w] ? (double)c->reasons : -1;
+  else if (!strcmp(f, "throttled"))
+    *out = r->have_clk[w] ? c->throttled : -1;
+  else
+    return ZLB_ENOTFOUND;
+  return 0;
+}
+
+ZLB_API int zlb_result_number(const zlb_result_t *r, const char *key, double *out) {
+  const zlb_measurement_t *m;
+  if (!r || !key || !out)
+    return ZLB_EINVAL;
+  m = &r->m;
+  if (!strcmp(key, "value_ms"))
+    *out = m->value_ms;
+  else if (!strcmp(key, "estimate_ms"))
+    *out = m->estimate_ms;
+  else if (!strcmp(key, "noise"))
+    *out = m->noise;
+  else if (!strcmp(key, "noise_met"))
+    *out = m->noise_met;
+  else if (!strcmp(key, "wall_s"))
+    *out = m->wall_s;
+  else if (!strcmp(key, "graph_launches"))
+    *out = m->timer == ZLB_TIMER_GRAPH ? m->graph_launches : 0;
+  else if (!strcmp(key, "replays"))
+    *out = m->timer == ZLB_TIMER_GRAPH ? m->replays : 0;
+  else if (!strcmp(key, "nsamples"))
+    *out = (double)m->nsamples;
+  else if (!strcmp(key, "fallback_repeat"))
+    *out = r->phase[0] ? r->repeat : 0;
+  else if (!strcmp(key, "throttled"))
+    *out = r->throttled;
+  else if (zlb_starts_with(key, "clocks_before."))
+    return clock_field(r, 0, key + strlen("clocks_before."), out);
+  else if (zlb_starts_with(key, "clocks_after."))
+    return clock_field(r, 1, key + strlen("clocks_after."), out);
+  else
+    return ZLB_ENOTFOUND;
+  return 0;
+}
+
+ZLB_API int zlb_result_string(const zlb_result_t *r, const char *key, const char **out) {
+  if (!r || !key || !out)
+    return ZLB_EINVAL;
+  if (!strcmp(key, "timer"))
+    *out = zlb_timer_name(r->m.timer);
+  else if (!strcmp(key, "marker"))
+    *out = r->marker;
+  else if (!strcmp(key, "verdict"))
+    *out = r->verdict;
+  else if (!strcmp(key, "fallback_phase"))
+    *out = r->phase;
+  else if (!strcmp(key, "fallback_reason"))
+    *out = r->reason;
+  else if (!strcmp(key, "fallback_error"))
+    *out = r->ferror;
+  else if (!strcmp(key, "note"))
+    *out = r->m.note;
+  else if (!strcmp(key, "throttle_why"))
+    *out = r->why;
+  else if (!strcmp(key, "backend"))
+    *out = r->backend;
+  else if (!strcmp(key, "device_name"))
+    *out = r->device_name;
+  else
+    return ZLB_ENOTFOUND;
+  return 0;
+}
+
+ZLB_API int zlb_result_array(const zlb_result_t *r, const char *key, const double **values,
+                             size_t *n) {
+  if (!r || !key || !values || !n)
+    return ZLB_EINVAL;
+  if (!strcmp(key, "samples")) {
+    *values = r->m.samples;
+    *n = r->m.nsamples;
+  } else if (!strcmp(key, "quantiles")) {
+    *values = r->m.quantiles;
+    *n = (size_t)r->m.nquantiles;
+  } else if (!strcmp(key, "call_values")) {
+    *values = r->m.call_values;
+    *n = (size_t)r->m.ncalls;
+  } else {
+    return ZLB_ENOTFOUND;
+  }
+  return 0;
+}

@@ -1,0 +1,163 @@
+"""The zlbench package on CUDA with torch (run by tests/gpu/test_python_torch.sh,
+which skips without a GPU or torch): graph timing through torch's capture, the
+fallback to direct timing of a function that synchronises with the host, a
+random operator measured without disturbing torch's RNG, exceptions from fn."""
+import traceback
+
+import pytest
+import torch
+
+import zlbench
+
+N = 1 << 20
+QUICK = {"warmup": 5, "rep": 20}
+
+
+@pytest.fixture(scope="module")
+def xyz():
+    x = torch.randn(N, device="cuda")
+    y = torch.randn(N, device="cuda")
+    z = torch.empty_like(x)
+    return x, y, z
+
+
+def test_add_is_graph_timed_and_replays_run(xyz):
+    x, y, z = xyz
+    count = torch.zeros(1, dtype=torch.int64, device="cuda")
+
+    def fn():
+        torch.add(x, y, out=z)
+        count.add_(1)
+    res = zlbench.measure(fn, **QUICK)
+    assert res.backend == "cuda"
+    assert res.timer == "graph"
+    assert res.marker == "-" or res.marker.startswith("throttled("), res.marker
+    assert res.fallback is None and res.verdict == "none"
+    assert res.graph_launches >= 1 and res.replays >= 10
+    # A 4 MiB add: microseconds, not milliseconds.
+    assert 0.0005 < res.value < 0.5
+    torch.cuda.synchronize()
+    # The engine replayed torch's graph: every replay (and the untimed first
+    # one) ran the K captured calls on the device.
+    assert count.item() >= res.graph_launches * (res.replays + 1)
+    assert torch.equal(z, x + y)
+    v = zlbench.do_bench(lambda: torch.add(x, y, out=z), **QUICK)
+    assert isinstance(v, float) and 0.0005 < v < 0.5
+
+
+def test_direct_and_cupti_timers(xyz):
+    x, y, z = xyz
+    d = zlbench.measure(lambda: torch.add(x, y, out=z), timer="direct", **QUICK)
+    assert d.timer == "direct" and d.fallback is None and d.value > 0
+    try:
+        c = zlbench.measure(lambda: torch.add(x, y, out=z), timer="cupti", **QUICK)
+    except zlbench.ZlbenchError as e:
+        pytest.skip(f"no CUPTI here: {e}")
+    assert c.timer == "cupti" and c.value > 0
+
+
+def test_host_sync_falls_back_to_direct(xyz):
+    x, y, z = xyz
+
+    def syncs():
+        torch.add(x, y, out=z)
+        torch.cuda.synchronize()
+    res = zlbench.measure(syncs, **QUICK)
+    assert res.timer == "direct"
+    assert res.fallback is not None and res.fallback.phase == "capture"
+    assert res.fallback.verdict == "refused"
+    assert res.marker.startswith("fallback(phase=capture,reason=")
+    assert res.capture_exception is not None
+    assert res.value > 0
+    # The context is healthy: the next measurement captures again.
+    again = zlbench.measure(lambda: torch.add(x, y, out=z), **QUICK)
+    assert again.timer == "graph"
+    # And do_bench_cudagraph answers instead of failing.
+    assert zlbench.do_bench_cudagraph(syncs, rep=5) > 0
+
+
+def test_random_operator_leaves_rng_as_found():
+    def rand():
+        torch.rand(1 << 16, device="cuda")
+    torch.manual_seed(1234)
+    want = torch.rand(16, device="cuda")
+    torch.manual_seed(1234)
+    res = zlbench.measure(rand, **QUICK)
+    got = torch.rand(16, device="cuda")
+    assert res.timer == "graph", res.marker
+    assert torch.equal(want, got)
+    # Without the restore the eager calls would have moved the generator:
+    # the check above is not vacuous.
+    torch.manual_seed(1234)
+    zlbench.measure(rand, preserve_rng=False, **QUICK)
+    assert not torch.equal(want, torch.rand(16, device="cuda"))
+    # torch's own graphs still draw fresh numbers per replay afterwards.
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        with torch.cuda.graph(g, stream=s):
+            out = torch.rand(1024, device="cuda")
+    torch.cuda.current_stream().wait_stream(s)
+    g.replay()
+    a = out.clone()
+    g.replay()
+    assert not torch.equal(a, out)
+
+
+class Boom(Exception):
+    pass
+
+
+def test_exception_in_fn_is_reraised(xyz):
+    x, y, z = xyz
+    calls = []
+
+    def explode_on_fourth_call():
+        calls.append(1)
+        torch.add(x, y, out=z)
+        if len(calls) == 4:
+            raise Boom("fourth")
+    with pytest.raises(Boom, match="fourth") as info:
+        zlbench.do_bench(explode_on_fourth_call, **QUICK)
+    names = [f.name for f in traceback.extract_tb(info.value.__traceback__)]
+    assert "explode_on_fourth_call" in names
+    assert len(calls) == 4
+    assert zlbench.measure(lambda: torch.add(x, y, out=z), **QUICK).timer == "graph"
+
+
+def test_exception_only_while_capturing_falls_back(xyz):
+    x, y, z = xyz
+
+    def refuses_capture():
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("not under capture")
+        torch.add(x, y, out=z)
+    res = zlbench.measure(refuses_capture, **QUICK)
+    assert res.timer == "direct"
+    assert res.marker.startswith("fallback(phase=capture,reason=RuntimeError,")
+    assert isinstance(res.capture_exception, RuntimeError)
+
+
+def test_triton_kernel(xyz):
+    triton = pytest.importorskip("triton")
+    import triton.language as tl
+
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(z_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m),
+                 mask=m)
+
+    x, y, z = xyz
+    z.zero_()
+
+    def fn():
+        add_kernel[(triton.cdiv(N, 1024),)](x, y, z, N, BLOCK=1024)
+    res = zlbench.measure(fn, **QUICK)
+    assert res.timer == "graph", res.marker
+    torch.cuda.synchronize()
+    assert torch.equal(z, x + y)
+    q = zlbench.do_bench(fn, quantiles=[0.2, 0.5, 0.8], **QUICK)
+    assert isinstance(q, list) and len(q) == 3 and q[0] <= q[1] <= q[2]
