@@ -113,7 +113,7 @@ def make_case(op, impl, size):
         x = torch.randn(size, device=dev)
         out = torch.zeros((), device=dev)
         if impl == "torch":
-            return (lambda: torch.sum(x, out=out)), f"[{size}] f32"
+            return (lambda: torch.sum(x, 0, out=out)), f"[{size}] f32"
         grid = (triton.cdiv(size, 4096),)
 
         def tsum():

@@ -12,8 +12,13 @@ not know about breaks its caching allocator and its RNG:
 (a private memory pool, thread-local capture mode) and ``capture_end`` on
 the engine's side stream; torch registers its CUDA generator with the graph
 during the capture, so the captured random operators read their philox
-state from the graph's own seed and offset and the generator's real state
-does not move. The raw ``cudaGraph_t`` (``raw_cuda_graph()``) goes to the
+state from the graph's own seed and offset. The capture runs under a
+scratch copy of the default generator's state (``clone_state`` /
+``graphsafe_set_state``): a capture that fails (a host synchronisation
+invalidates it, so ``capture_end`` raises before torch marks the
+generator's capture finished) would otherwise leave the real generator
+in capture mode, and every later random draw would fail with "Offset
+increment outside graph capture encountered unexpectedly". The raw ``cudaGraph_t`` (``raw_cuda_graph()``) goes to the
 engine, which instantiates, replays and destroys its own executable; torch
 keeps the graph and its pool until the measurement returns, then ``reset()``
 releases them. The device's RNG state is saved before the measurement and
@@ -69,23 +74,42 @@ class TorchAdapter:
             raise RuntimeError("this torch has no CUDAGraph(keep_graph=True) (torch 2.7 or "
                                "newer hands its raw graph over)") from None
         side = self._stream(ptr)
-        with torch.cuda.stream(side):
-            g.capture_begin(capture_error_mode="thread_local")
-            failure = None
-            try:
-                for _ in range(k):
-                    one(ptr)
-            except BaseException as exc:  # the capture must end whatever happened
-                failure = exc
-            try:
-                g.capture_end()
-            except BaseException as exc:
-                if failure is None:
+        gen, real = self._scratch_generator()
+        try:
+            with torch.cuda.stream(side):
+                g.capture_begin(capture_error_mode="thread_local")
+                failure = None
+                try:
+                    for _ in range(k):
+                        one(ptr)
+                except BaseException as exc:  # the capture must end whatever happened
                     failure = exc
-            if failure is not None:
-                self.release(g)
-                raise failure
+                try:
+                    g.capture_end()
+                except BaseException as exc:
+                    if failure is None:
+                        failure = exc
+                if failure is not None:
+                    self.release(g)
+                    raise failure
+        finally:
+            if gen is not None:
+                gen.graphsafe_set_state(real)
         return g, g.raw_cuda_graph()
+
+    def _scratch_generator(self):
+        """Put a copy of the default CUDA generator's state in place for the
+        capture; (generator, its real state), or (None, None) where this
+        torch lacks the calls (before 2.4)."""
+        torch = self.torch
+        idx = self.device if isinstance(self.device, int) else (
+            torch.device(self.device).index or 0)
+        gen = torch.cuda.default_generators[idx]
+        if not (hasattr(gen, "graphsafe_get_state") and hasattr(gen, "clone_state")):
+            return None, None
+        real = gen.graphsafe_get_state()
+        gen.graphsafe_set_state(gen.clone_state())
+        return gen, real
 
     def release(self, g):
         try:

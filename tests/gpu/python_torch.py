@@ -76,6 +76,25 @@ def test_host_sync_falls_back_to_direct(xyz):
     assert zlbench.do_bench_cudagraph(syncs, rep=5) > 0
 
 
+def test_failed_capture_leaves_rng_usable():
+    # A random draw, then a host synchronisation: the capture is invalidated
+    # with the generator registered to it. Afterwards the generator must
+    # still draw eagerly (torch raised "Offset increment outside graph
+    # capture encountered unexpectedly" here when the capture ran on the
+    # real generator state) and give the numbers it would have given.
+    def draws_and_syncs():
+        torch.rand(1024, device="cuda")
+        torch.cuda.synchronize()
+    torch.manual_seed(7)
+    want = torch.rand(16, device="cuda")
+    torch.manual_seed(7)
+    res = zlbench.measure(draws_and_syncs, **QUICK)
+    assert res.timer == "direct", res.marker
+    assert res.marker.startswith("fallback(phase=capture,reason=")
+    got = torch.rand(16, device="cuda")
+    assert torch.equal(want, got)
+
+
 def test_random_operator_leaves_rng_as_found():
     def rand():
         torch.rand(1 << 16, device="cuda")
