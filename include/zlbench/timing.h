@@ -19,7 +19,7 @@ typedef enum zlb_timer_kind {
   ZLB_TIMER_AUTO = 0, /* graph where the backend can, else direct */
   ZLB_TIMER_GRAPH,
   ZLB_TIMER_DIRECT,
-  ZLB_TIMER_CUPTI     /* kernel-only time from the backend's activity tracer */
+  ZLB_TIMER_TRACE     /* kernel-only time from the backend's activity tracer */
 } zlb_timer_kind_t;
 
 /* When sampling stops. */
@@ -39,7 +39,11 @@ typedef enum zlb_return_mode {
   ZLB_RET_ALL
 } zlb_return_mode_t;
 
+/** The timer's name: "auto", "graph", "direct", "trace". */
 const char *zlb_timer_name(zlb_timer_kind_t t);
+/** A timer by name; "cupti", the trace timer's former name, is accepted as
+ * an alias so that old command lines, ZL_TIMER values and results still
+ * mean what they meant. ZLB_EINVAL for anything else. */
 int zlb_timer_parse(const char *s, zlb_timer_kind_t *out);
 const char *zlb_return_mode_name(zlb_return_mode_t m);
 int zlb_return_mode_parse(const char *s, zlb_return_mode_t *out);
@@ -80,7 +84,7 @@ typedef struct zlb_timing_opts {
   int min_samples;           /* noise stop: at least this many samples */
   double min_time_ms;        /* noise stop: at least this much measured time */
   double timeout_ms;         /* noise stop: wall-clock limit of the sampling */
-  int trace_max_samples;     /* cap on traced (CUPTI) samples per call */
+  int trace_max_samples;     /* cap on traced samples per call */
 } zlb_timing_opts_t;
 
 /** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
@@ -89,7 +93,7 @@ typedef struct zlb_timing_opts {
 void zlb_timing_opts_default(zlb_timing_opts_t *o);
 
 typedef struct zlb_measurement {
-  zlb_timer_kind_t timer;   /* DIRECT, GRAPH or CUPTI: what produced the value */
+  zlb_timer_kind_t timer;   /* DIRECT, GRAPH or TRACE: what produced the value */
   double value_ms;          /* per the return mode; median over calls when repeated */
   int nquantiles;
   double quantiles[ZLB_MAX_QUANTILES];
@@ -149,7 +153,7 @@ int zlb_time_direct(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                     zlb_measurement_t *m, zlb_error_t *err);
 
 /**
- * The CUPTI timer: like the direct timer (estimate, warm-up, repeat,
+ * The trace timer: like the direct timer (estimate, warm-up, repeat,
  * statistics), but each sample is the sum of the GPU execution times of
  * every kernel the call launched, from the backend's activity tracer; the
  * L2 flush before each call is outside the traced interval. Calls are

@@ -138,7 +138,7 @@ static int opt_timer(const zlb_cli_option_t *opt, const char *name, const char *
   (void)opt;
   x->timer_given = 1;
   if (zlb_timer_parse(v, &x->o->timer))
-    return zlb_cli_bad_value(name, v, "auto, graph, direct or cupti");
+    return zlb_cli_bad_value(name, v, "auto, graph, direct or trace");
   return 0;
 }
 
@@ -233,9 +233,9 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
         PASS(CALLBACK, "--level", "LEVEL", &o->level, opt_level,
              "core or comprehensive (default core)"),
         PASS(CALLBACK, "--timer", "TIMER", x, opt_timer,
-             "auto, graph, direct or cupti (env ZL_TIMER; default auto: graph\n"
-             "where the backend has reliable graphs, else direct; cupti: kernel-only\n"
-             "time from the activity tracer)"),
+             "auto, graph, direct or trace (env ZL_TIMER; default auto: graph\n"
+             "where the backend has reliable graphs, else direct; trace: kernel-only\n"
+             "time from the activity tracer; 'cupti' is an alias of trace)"),
         PASS(CALLBACK, "--repeat", "N", x, opt_repeat,
              "direct measurements per row, median over them (env ZL_DIRECT_REPEAT;\n"
              "default 1; skipped for --quantiles and --return-mode all)"),

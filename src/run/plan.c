@@ -115,9 +115,9 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
     if (e && ((e->op->baseline.flags | e->op->candidate.flags) & ZLB_IMPL_NO_CAPTURE))
       zlb_strbuf_addstr(out, "     (this operator synchronises with the host: expect the "
                              "capture to be refused)\n");
-  } else if (t == ZLB_TIMER_CUPTI) {
+  } else if (t == ZLB_TIMER_TRACE) {
     zlb_strbuf_addf(out,
-                    "  4. time each with the cupti timer: kernel-only time per call from the "
+                    "  4. time each with the trace timer: kernel-only time per call from the "
                     "activity tracer, every kernel\n"
                     "     of the call summed; estimate, warm-up %.0f ms, %.0f ms of samples, "
                     "%s outside the traced interval,\n"

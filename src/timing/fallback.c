@@ -21,7 +21,7 @@ int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   snprintf(marker, markerlen, "-");
   if (t == ZLB_TIMER_DIRECT)
     return zlb_time_direct(b, s, l, o, flush, m, err);
-  if (t == ZLB_TIMER_CUPTI)
+  if (t == ZLB_TIMER_TRACE)
     return zlb_time_trace(b, s, l, o, flush, m, err);
 
   if (deny) {

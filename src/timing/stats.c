@@ -123,14 +123,20 @@ const char *zlb_timer_name(zlb_timer_kind_t t) {
   case ZLB_TIMER_AUTO: return "auto";
   case ZLB_TIMER_GRAPH: return "graph";
   case ZLB_TIMER_DIRECT: return "direct";
-  case ZLB_TIMER_CUPTI: return "cupti";
+  case ZLB_TIMER_TRACE: return "trace";
   }
   return "unknown";
 }
 
 int zlb_timer_parse(const char *s, zlb_timer_kind_t *out) {
   static const zlb_timer_kind_t all[] = {ZLB_TIMER_AUTO, ZLB_TIMER_GRAPH,
-                                         ZLB_TIMER_DIRECT, ZLB_TIMER_CUPTI};
+                                         ZLB_TIMER_DIRECT, ZLB_TIMER_TRACE};
+  /* The trace timer was named after the tracer CUDA's backend uses; the
+   * old name stays valid input. */
+  if (!strcmp(s, "cupti")) {
+    *out = ZLB_TIMER_TRACE;
+    return 0;
+  }
   for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
     if (!strcmp(s, zlb_timer_name(all[i]))) {
       *out = all[i];

@@ -53,13 +53,13 @@ typedef int (*zlb__chunk_fn)(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_
 /**
  * One measurement with a sample-taking function: estimate, warm-up, then
  * chunks of samples until the stopping rule says enough (at most `cap`),
- * then the summary. The direct and CUPTI timers differ only in `chunk`.
+ * then the summary. The direct and trace timers differ only in `chunk`.
  */
 int zlb__sample_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                      const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
                      double *value, long cap, zlb__chunk_fn chunk, zlb_error_t *err);
 
-/** The repeat-over-calls wrapper shared by the direct and CUPTI timers. */
+/** The repeat-over-calls wrapper shared by the direct and trace timers. */
 typedef int (*zlb__once_fn)(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                             const zlb_timing_opts_t *o, zlb_flush_t *flush,
                             zlb_measurement_t *m, double *value, zlb_error_t *err);

@@ -373,7 +373,7 @@ static void test_noise_stop(void **state) {
   b->v->stream_destroy(b, s);
 }
 
-/* The cupti timer needs the backend's activity tracer. */
+/* The trace timer needs the backend's activity tracer. */
 static void test_trace_needs_tracer(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
@@ -442,7 +442,7 @@ static int traced_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
   return 0;
 }
 
-/* The cupti timer sums every kernel of a call, and attributes kernels to
+/* The trace timer sums every kernel of a call, and attributes kernels to
  * calls even when the tracer's clock runs microseconds ahead of the host's
  * (a short kernel's start then reads before its launch). */
 static void test_trace_attribution(void **state) {
@@ -469,7 +469,7 @@ static void test_trace_attribution(void **state) {
       fail_msg("skew %lld ns: %s", (long long)skews[i], e.msg);
     /* Two 20 us kernels per call: 40 us, whatever the skew. */
     assert_true(fabs(m.value_ms - 0.040) < 1e-9);
-    assert_int_equal(m.timer, ZLB_TIMER_CUPTI);
+    assert_int_equal(m.timer, ZLB_TIMER_TRACE);
     zlb_measurement_release(&m);
   }
   /* A call that ran no kernel is an error, not a zero. */
