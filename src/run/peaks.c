@@ -251,7 +251,7 @@ static double gemm_tflops(zlb__run_t *r, zlb_dtype_t dt, char *why, size_t len) 
   zlb_measurement_t m;
   zlb_timing_opts_t o;
   struct gemm_ctx g = {r, &c};
-  zlb_launch_t l = {gemm_call, NULL, &g};
+  zlb_launch_t l = {gemm_call, NULL, &g, 0};
   double t = NAN;
   int prepared = 0, inited = 0;
   memset(&c, 0, sizeof(c));

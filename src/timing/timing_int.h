@@ -41,6 +41,16 @@ void zlb__counts(const zlb_timing_opts_t *o, double est_ms, long cap, long *n_wa
 int zlb__summarize(const zlb_timing_opts_t *o, const zlb__samples_t *s,
                    zlb_measurement_t *m, double *value, zlb_error_t *err);
 
+/*
+ * Decide the verdict for a failure of the graph or queue timer (`what`) at
+ * `phase`. The backend's table settles fatal faults; anything else is
+ * refused unless the context no longer does simple work, which makes it
+ * poisoned: measuring on after that would time a dead process. Returns
+ * ZLB_EREFUSED, ZLB_EFATAL or ZLB_EPOISONED with `fail` and `err` filled.
+ */
+int zlb__classify(zlb_backend_t *b, const char *what, zlb_graph_phase_t phase,
+                  const zlb_error_t *cause, zlb_graph_failure_t *fail, zlb_error_t *err);
+
 /** One call, then the per-call estimate from 5 flushed calls (ms). */
 int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                   zlb_flush_t *flush, double *est_ms, zlb_error_t *err);
