@@ -8,6 +8,9 @@
 #   scaling  one batch on all GPUs, then on GPU 0 only (wall time of both)
 #   sanitize compute-sanitizer memcheck over one small shape of every operator
 #   fidelity bench/fidelity/run.sh (timers against CUPTI and Triton)
+#   fidelity_spin  the same over kernels of known duration, 1 us to 1 ms
+#            (bench/fidelity/cases_spin.txt), with the queue timer's targets;
+#            not in the default list
 # Usage: bash bench/gpu_all.sh [stage ...]
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -159,6 +162,18 @@ stage_fidelity() {
     (cd "$WORK/fidelity/work" && tar -czf "$LOGS/fidelity-runs.tar.gz" ./*.json ./*.log) 2>/dev/null
     tail -40 "$WORK/fidelity/table.md" 2>/dev/null | tee -a "$SUMMARY"
   fi
+}
+
+# Spin kernels of 1 to 1000 us (the GPU test library's `spin`), every
+# zlbench timer against CUPTI; table-spin.md ends with the queue timer's
+# PASS/FAIL per size (within 1 us, and within 1 % from 100 us).
+stage_fidelity_spin() {
+  FID_CASES="$ROOT/bench/fidelity/cases_spin.txt" FID_TRITON=0 timeout "${FIDELITY_LIMIT:-240}" \
+    bash "$ROOT/bench/fidelity/run.sh" "$BUILD" "$WORK/fidelity-spin" >"$LOGS/fidelity-spin.log" 2>&1
+  note "fidelity (spin): rc=$?"
+  cp "$WORK/fidelity-spin/table.md" "$OUT/table-spin.md" 2>/dev/null
+  (cd "$WORK/fidelity-spin/work" && tar -czf "$LOGS/fidelity-spin-runs.tar.gz" ./*.json ./*.log) 2>/dev/null
+  tail -12 "$WORK/fidelity-spin/table.md" 2>/dev/null | tee -a "$SUMMARY"
 }
 
 for s in $STAGES; do

@@ -1,15 +1,24 @@
-"""Fidelity table and plot: each timer's error against CUPTI's kernel time,
-its spread over five repeated measurements and its wall time.
+"""Fidelity table and plot: each timer's error against the kernels' own
+execution time (zlbench's trace timer: CUPTI's activity records), its spread
+over the repeated measurements and its wall time; then the queue timer's
+targets (within 1 us of the reference at every size, within 1 % from
+100 us), PASS or FAIL per case.
 Usage: analyze.py WORKDIR CASES TRITON.json OUTDIR"""
+import glob
 import json
 import math
 import os
 import statistics as st
 import sys
 
+# Labels of work folders written before the trace timer's rename.
+OLD_LABEL = {"trace": "cupti", "tracewarm": "cuptiwarm"}
+
 
 def load_zlb(work, timer, op, rep):
     path = os.path.join(work, f"{timer}-{op}-{rep}.json")
+    if not os.path.exists(path) and timer in OLD_LABEL:
+        path = os.path.join(work, f"{OLD_LABEL[timer]}-{op}-{rep}.json")
     d = json.load(open(path))
     rows = {}
     for t in d["tables"]:
@@ -20,11 +29,47 @@ def load_zlb(work, timer, op, rep):
     return rows
 
 
+def rep_numbers(work, timer, op):
+    """The measurements run.sh wrote for a timer and operator: 0..FID_REPS-1."""
+    reps = set()
+    for label in (timer, OLD_LABEL.get(timer)):
+        for path in glob.glob(os.path.join(work, f"{label}-{op}-*.json")) if label else []:
+            tail = os.path.basename(path)[len(f"{label}-{op}-"):-len(".json")]
+            if tail.isdigit():
+                reps.add(int(tail))
+    return sorted(reps)
+
+
 def shape_key(shape):
     if shape and isinstance(shape[0], list):
         return "[[" + ", ".join(map(str, shape[0])) + "]" + "".join(
             f", {int(a)}" for a in shape[1:]) + "]"
     return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def queue_targets(data):
+    """The queue timer against CUPTI with L2 warm (its conditions): within
+    1 us at every size and within 1 % from 100 us. One line per case."""
+    out = ["", "Queue timer targets (vs CUPTI, L2 warm): |error| <= 1 us at every size, "
+           "<= 1 % from 100 us.", "",
+           "| case | CUPTI warm (us) | queue (us) | error (us) | error (%) | target |",
+           "|---|---:|---:|---:|---:|---|"]
+    npass = nall = 0
+    for rec in data:
+        ref = st.median(rec["zlb_tracewarm"]) * 1e3 if rec["zlb_tracewarm"] else (
+            st.median(rec["zlb_trace"]) * 1e3 if rec["zlb_trace"] else float("nan"))
+        if not rec["zlb_queue"] or math.isnan(ref):
+            out.append(f"| {rec['case']} | - | - | - | - | no data |")
+            continue
+        q = st.median(rec["zlb_queue"]) * 1e3
+        err_us, err_pct = q - ref, (q / ref - 1) * 100
+        ok = abs(err_us) <= 1.0 and (ref < 100 or abs(err_pct) <= 1.0)
+        nall += 1
+        npass += ok
+        out.append(f"| {rec['case']} | {ref:.2f} | {q:.2f} | {err_us:+.2f} | {err_pct:+.2f} | "
+                   f"{'PASS' if ok else 'FAIL'} |")
+    out.append(f"\nqueue targets: {npass} of {nall} cases pass")
+    return out
 
 
 def main():
@@ -38,14 +83,14 @@ def main():
             cases.append((op, dtype, json.loads(shape)))
     tri = {(c["op"], c["dtype"], shape_key(c["shape"])): c
            for c in json.load(open(triton_path))["cases"]} if os.path.exists(triton_path) else {}
-    timers = ["direct", "graph", "cupti", "cuptiwarm"]
+    timers = ["direct", "graph", "trace", "tracewarm", "queue"]
     data = []  # per case: {timer: [values], timer_wall: [..]}
     for op, dtype, shape in cases:
         key = shape_key(shape)
         rec = {"case": f"{op} {dtype} {key}", "op": op}
         for t in timers:
             vals, walls = [], []
-            for rep in range(5):
+            for rep in rep_numbers(work, t, op):
                 try:
                     m = load_zlb(work, t, op, rep).get((dtype, key))
                 except (OSError, ValueError, KeyError):
@@ -61,26 +106,28 @@ def main():
             rec["wall_triton_" + t] = c["wall_" + t] if c else []
         data.append(rec)
 
-    names = ["zlb_direct", "zlb_graph", "zlb_cupti", "zlb_cuptiwarm", "triton_do_bench",
-             "triton_do_bench_cudagraph"]
+    names = ["zlb_direct", "zlb_graph", "zlb_queue", "zlb_trace", "zlb_tracewarm",
+             "triton_do_bench", "triton_do_bench_cudagraph"]
     # Like for like: timers that flush L2 before each call are judged against
-    # CUPTI after a flush; graph replays (warm L2) against CUPTI with L2 warm.
-    warm = {"zlb_graph", "triton_do_bench_cudagraph", "zlb_cuptiwarm"}
-    lines = ["Errors of flushing timers are against CUPTI after a flush; of graph "
-             "timers, against CUPTI with L2 warm; cuptiwarm's against CUPTI after a flush.", "",
+    # CUPTI after a flush; graph replays and queue batches (warm L2) against
+    # CUPTI with L2 warm.
+    warm = {"zlb_graph", "zlb_queue", "triton_do_bench_cudagraph", "zlb_tracewarm"}
+    lines = ["Errors of flushing timers are against CUPTI after a flush; of graph and "
+             "queue timers, against CUPTI with L2 warm; tracewarm's against CUPTI after a "
+             "flush.", "",
              "| case | CUPTI kernel time (us) | " + " | ".join(
         n.replace("zlb_", "zlbench ").replace("triton_", "") for n in names) + " |",
         "|---|---:|" + "---:|" * len(names)]
     summary = {n: {"err": [], "abs_us": [], "spread": [], "wall": []} for n in names}
     for rec in data:
-        cold = st.median(rec["zlb_cupti"]) if rec["zlb_cupti"] else float("nan")
-        hot = st.median(rec["zlb_cuptiwarm"]) if rec["zlb_cuptiwarm"] else float("nan")
+        cold = st.median(rec["zlb_trace"]) if rec["zlb_trace"] else float("nan")
+        hot = st.median(rec["zlb_tracewarm"]) if rec["zlb_tracewarm"] else float("nan")
         truth = cold
         cells = []
         for n in names:
             v = rec[n]
             ref = hot if n in warm and not math.isnan(hot) else cold
-            if n == "zlb_cuptiwarm":
+            if n == "zlb_tracewarm":
                 ref = cold  # shows how much L2 state alone changes the kernel time
             if not v or math.isnan(ref):
                 cells.append("-")
@@ -94,6 +141,7 @@ def main():
             summary[n]["wall"].extend(w for w in rec["wall_" + n] if not math.isnan(w))
             cells.append(f"{med * 1e3:.2f} ({err * 100:+.1f}%)")
         rec["truth_us"] = truth * 1e3
+        rec["warm_us"] = hot * 1e3
         lines.append(f"| {rec['case']} | {truth * 1e3:.2f} | " + " | ".join(cells) + " |")
     lines += ["", "| timer | median error vs CUPTI | worst error | worst abs error (us) | "
               "median spread (max/min of 5) | worst spread | median wall s per measurement |",
@@ -107,6 +155,7 @@ def main():
         lines.append(f"| {n} | {st.median(s['err']) * 100:+.2f}% | {worst * 100:+.1f}% | "
                      f"{wabs:+.2f} | {st.median(s['spread']):.4f} | {max(s['spread']):.4f} | "
                      f"{st.median(s['wall']) if s['wall'] else float('nan'):.3f} |")
+    lines += queue_targets(data)
     open(os.path.join(outdir, "table.md"), "w").write("\n".join(lines) + "\n")
     json.dump(data, open(os.path.join(outdir, "fidelity.json"), "w"), indent=1)
     print("\n".join(lines))
@@ -118,8 +167,8 @@ def main():
         for n in names:
             xs, ys = [], []
             for rec in data:
-                ref = rec["zlb_cuptiwarm"] if n in warm and n != "zlb_cuptiwarm" and \
-                    rec["zlb_cuptiwarm"] else rec["zlb_cupti"]
+                ref = rec["zlb_tracewarm"] if n in warm and n != "zlb_tracewarm" and \
+                    rec["zlb_tracewarm"] else rec["zlb_trace"]
                 if rec[n] and ref:
                     xs.append(rec["truth_us"])
                     ys.append((st.median(rec[n]) / st.median(ref) - 1) * 100)

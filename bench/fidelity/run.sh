@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # The fidelity benchmark, in one command on a CUDA machine:
 #   bench/fidelity/run.sh BUILD_DIR OUT_DIR
-# For every case in cases.txt: zlbench's direct, graph and cupti timers
-# (cupti twice: after an L2 flush, and with L2 left warm), five measurements
-# each, each in its own process; then Triton's do_bench
-# and do_bench_cudagraph on the same kernels (the same library, driven from
-# Python), then the table (table.md) and the plot (fidelity.png).
-# FID_CASES (case list), FID_TIMERS (zlbench timers), FID_REPS (measurements
-# each) and FID_TRITON=0 (no Triton, no table) narrow it down.
+# For every case in cases.txt: zlbench's direct, graph, trace and queue
+# timers (trace twice: after an L2 flush, and with L2 left warm, as
+# "tracewarm"), five measurements each, each in its own process; then
+# Triton's do_bench and do_bench_cudagraph on the same kernels (the same
+# library, driven from Python), then the table (table.md) and the plot
+# (fidelity.png). FID_CASES (case list), FID_TIMERS (zlbench timers; the
+# old labels cupti and cuptiwarm still work), FID_REPS (measurements each)
+# and FID_TRITON=0 (no Triton: the table has zlbench's timers only) narrow
+# it down. The test operator library (spin: kernels of known duration,
+# cases_spin.txt) is loaded when the build has it.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=${1:?build folder}
 OUTD=${2:?output folder}
 Z=$BUILD/bin/zlbench
 LIB=$BUILD/lib/zlbench/libzlb_ops_cuda.so
+GPUTEST=$BUILD/lib/zlbench-test/libzlb_ops_gputest.so
+EXTRA_LIB=""
+[ -f "$GPUTEST" ] && EXTRA_LIB="--lib $GPUTEST"
 WORK=$OUTD/work
 mkdir -p "$WORK"
 # One shape file per operator, from cases.txt.
@@ -36,21 +42,24 @@ for op, c in cases.items():
 PY
 for f in "$WORK"/*.yaml; do
   op=$(basename "$f" .yaml)
-  # cupti: kernel time after an L2 flush (the direct timer's conditions);
-  # cuptiwarm: kernel time with the L2 left warm (the graph timer's).
-  for timer in ${FID_TIMERS:-direct graph cupti cuptiwarm}; do
+  # trace: kernel time after an L2 flush (the direct timer's conditions);
+  # tracewarm: kernel time with the L2 left warm (the graph and queue
+  # timers'), the reference of the timers that do not flush.
+  for timer in ${FID_TIMERS:-direct graph trace tracewarm queue}; do
+    case $timer in cupti) timer=trace ;; cuptiwarm) timer=tracewarm ;; esac
     t=$timer
     extra=""
-    [ "$timer" = cuptiwarm ] && t=cupti && extra=--no-flush
+    [ "$timer" = tracewarm ] && t=trace && extra=--no-flush
     for rep in $(seq 0 $((${FID_REPS:-5} - 1))); do
-      "$Z" run "$op" --backend cuda --timer "$t" $extra --dtypes "$(cat "$WORK/$op.dtypes")" \
+      "$Z" run "$op" --backend cuda $EXTRA_LIB --timer "$t" $extra --dtypes "$(cat "$WORK/$op.dtypes")" \
         --shape-file "$f" --out "$WORK/run-$timer-$op-$rep" --json "$WORK/$timer-$op-$rep.json" \
         --color never >"$WORK/$timer-$op-$rep.log" 2>&1 || echo "zlbench $op $timer rep $rep failed: $(tail -2 "$WORK/$timer-$op-$rep.log")"
     done
   done
 done
-# FID_TRITON=0: zlbench's timers only (a check of the timers, no table).
-[ "${FID_TRITON:-1}" = 0 ] && exit 0
-PYTHONUNBUFFERED=1 PYTHONPATH="$HERE" python3 "$HERE/triton_timers.py" "$LIB" "$CASES" \
-  "$WORK/triton.json" || echo "triton timers failed"
+# FID_TRITON=0: zlbench's timers only (Triton's columns stay empty).
+rm -f "$WORK/triton.json"
+[ "${FID_TRITON:-1}" = 0 ] ||
+  PYTHONUNBUFFERED=1 PYTHONPATH="$HERE" python3 "$HERE/triton_timers.py" "$LIB" "$CASES" \
+    "$WORK/triton.json" || echo "triton timers failed"
 python3 "$HERE/analyze.py" "$WORK" "$CASES" "$WORK/triton.json" "$OUTD"

@@ -1,7 +1,7 @@
 /* The measurement API of libzlbench.so: time work a caller brings (a
  * callback that enqueues one call on a stream, optionally a capture hook
  * that hands over a graph) with zlbench's engine: the graph timer with
- * per-shape fallback to the direct timer, the CUPTI timer, budgets or
+ * per-shape fallback to the direct timer, the trace (CUPTI) and queue timers, budgets or
  * noise-based stopping, return modes and quantiles, repeat, L2 flush,
  * capture denial, verdicts, markers, clocks and throttle flags
  * (docs/python.md, docs/timing.md).
@@ -98,10 +98,14 @@ ZLB_API int zlb_session_sync(zlb_session_t *s, zlb_api_error_t *err);
 /* ---- measurements -------------------------------------------------------- */
 
 enum {
-  ZLB_API_TIMER_AUTO = 0, /* graph where the backend has graphs, else direct */
+  ZLB_API_TIMER_AUTO = 0, /* graph where the backend has graphs, else queue where it
+                           * can hold a stream, else direct */
   ZLB_API_TIMER_GRAPH = 1,
   ZLB_API_TIMER_DIRECT = 2,
-  ZLB_API_TIMER_CUPTI = 3
+  ZLB_API_TIMER_TRACE = 3, /* kernel time from the backend's activity tracer (CUPTI) */
+  ZLB_API_TIMER_CUPTI = 3, /* the same, by its former name */
+  ZLB_API_TIMER_QUEUE = 4  /* K calls behind a held stream, one event pair per batch;
+                            * fn must not wait for the device from the host */
 };
 enum {
   ZLB_API_RET_MEDIAN = 0,

@@ -21,6 +21,7 @@ extern "C" {
 #define ZLB_CAP_L2_FLUSH 0x10u   /* a device cache worth flushing between samples */
 #define ZLB_CAP_TRACE 0x20u      /* kernel activity tracing (CUPTI on CUDA) */
 #define ZLB_CAP_HOST_MEMORY 0x40u /* device pointers are host pointers: outputs are read in place */
+#define ZLB_CAP_HOLD 0x80u       /* a stream can be held while work is queued behind it (the queue timer) */
 
 /* What a failed capture attempt means (docs/timing.md, "Fallback and verdicts"). */
 typedef enum zlb_verdict {
@@ -57,6 +58,7 @@ typedef struct zlb_stream_s *zlb_stream_t;
 typedef struct zlb_event_s *zlb_event_t;
 typedef struct zlb_graph_s *zlb_graph_t;
 typedef struct zlb_graph_exec_s *zlb_graph_exec_t;
+typedef struct zlb_hold_s *zlb_hold_t; /* one hold of a stream (stream_hold) */
 
 typedef struct zlb_backend zlb_backend_t;
 
@@ -179,6 +181,18 @@ typedef struct zlb_backend_vtbl {
    * did not load) means: check on the host instead. */
   int (*dev_check)(zlb_backend_t *b, const zlb_dev_check_t *req,
                    zlb_dev_check_result_t *res, zlb_stream_t s, zlb_error_t *err);
+  /* Holding a stream, for the queue timer; NULL where the backend cannot
+   * (work runs at enqueue time, or the runtime has no way to block a
+   * stream on the host), and then capability ZLB_CAP_HOLD is off.
+   * stream_hold enqueues on `s` a wait that keeps everything enqueued
+   * after it from starting until stream_release(h). Every hold must be
+   * released. stream_release must not block, must not call into the
+   * runtime in a way that can wait for it, may be called more than once
+   * for one hold, and must be safe from another thread while this one is
+   * blocked in an enqueue on the held stream: the queue timer's watchdog
+   * releases a hold whose enqueues blocked (a full launch queue). */
+  int (*stream_hold)(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err);
+  void (*stream_release)(zlb_backend_t *b, zlb_hold_t h);
 } zlb_backend_vtbl_t;
 
 /* A registry entry: everything known about a backend, implemented or not. */
@@ -245,7 +259,7 @@ int zlb_backend_select_device(zlb_backend_t *b, int index, zlb_error_t *err);
 zlb_verdict_t zlb_backend_classify(const zlb_backend_desc_t *desc, int vendor_code);
 /** Vendor error name: the runtime's own, else the table's, else "ERROR_<n>". */
 const char *zlb_backend_error_name(zlb_backend_t *b, int vendor_code);
-/** "graph,events,rng_state,async,l2_flush" */
+/** "graph,events,rng_state,async,l2_flush,trace,host_memory,hold" */
 void zlb_caps_format(unsigned caps, char *buf, size_t len);
 
 #ifdef __cplusplus

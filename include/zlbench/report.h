@@ -50,6 +50,14 @@ typedef struct zlb_summary {
 
 #define ZLB_SUMMARY_INIT {NULL, 0, 0, 0}
 
+/**
+ * A timer name as any zlbench version wrote it (Timer column, run
+ * identity, ops_status.csv), in today's spelling: "cupti", the trace
+ * timer's former name, is "trace"; any other text is returned unchanged.
+ * Readers of old results call this, so old and new rows group together.
+ */
+const char *zlb_summary_timer_name(const char *timer);
+
 /** Free every row and the row array; `s` is empty and reusable after. */
 void zlb_summary_release(zlb_summary_t *s);
 

@@ -1,6 +1,7 @@
 /* Timing engine: statistics, the direct timer (Triton's do_bench method),
- * repeat-over-calls, the graph timer, and per-shape fallback with failure
- * classification (docs/timing.md). */
+ * repeat-over-calls, the graph timer, the trace timer, the launch-queue
+ * timer, and per-shape fallback with failure classification
+ * (docs/timing.md). */
 #ifndef ZLBENCH_TIMING_H
 #define ZLBENCH_TIMING_H
 
@@ -16,11 +17,17 @@ extern "C" {
 #define ZLB_MAX_QUANTILES 8
 
 typedef enum zlb_timer_kind {
-  ZLB_TIMER_AUTO = 0, /* graph where the backend can, else direct */
+  ZLB_TIMER_AUTO = 0, /* graph where the backend can, else queue where it can hold a stream, else direct */
   ZLB_TIMER_GRAPH,
   ZLB_TIMER_DIRECT,
-  ZLB_TIMER_CUPTI     /* kernel-only time from the backend's activity tracer */
+  ZLB_TIMER_TRACE,    /* kernel-only time from the backend's activity tracer */
+  ZLB_TIMER_QUEUE     /* K calls queued behind a held stream, one event pair per batch */
 } zlb_timer_kind_t;
+
+/* The most launches --queue-max-launches allows per batch: CUDA's queue of
+ * pending launches holds about 1024 entries, and a launch into a full
+ * queue blocks the host while the stream is held. */
+#define ZLB_QUEUE_LAUNCHES_LIMIT 1024
 
 /* When sampling stops. */
 typedef enum zlb_stop {
@@ -39,7 +46,11 @@ typedef enum zlb_return_mode {
   ZLB_RET_ALL
 } zlb_return_mode_t;
 
+/** The timer's name: "auto", "graph", "direct", "trace", "queue". */
 const char *zlb_timer_name(zlb_timer_kind_t t);
+/** A timer by name; "cupti", the trace timer's former name, is accepted as
+ * an alias so that old command lines, ZL_TIMER values and results still
+ * mean what they meant. ZLB_EINVAL for anything else. */
 int zlb_timer_parse(const char *s, zlb_timer_kind_t *out);
 const char *zlb_return_mode_name(zlb_return_mode_t m);
 int zlb_return_mode_parse(const char *s, zlb_return_mode_t *out);
@@ -80,16 +91,22 @@ typedef struct zlb_timing_opts {
   int min_samples;           /* noise stop: at least this many samples */
   double min_time_ms;        /* noise stop: at least this much measured time */
   double timeout_ms;         /* noise stop: wall-clock limit of the sampling */
-  int trace_max_samples;     /* cap on traced (CUPTI) samples per call */
+  int trace_max_samples;     /* cap on traced samples per call */
+  int queue_max_launches;    /* queue timer: cap on calls per batch (the launch queue's depth) */
+  double queue_batch_ms;     /* queue timer: target duration of one batch */
+  int queue_min_batches;     /* queue timer: at least this many timed batches */
+  double queue_timeout_ms;   /* queue timer: a hold not released by then is released by the watchdog */
 } zlb_timing_opts_t;
 
 /** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
  * replay target 1 ms, at least 10 replays, 10000 samples; budget stop;
- * for the noise stop 0.5 %, 10 samples, 2 ms, 100 ms; 500 traced samples. */
+ * for the noise stop 0.5 %, 10 samples, 2 ms, 100 ms; 500 traced samples;
+ * queue timer: at most 256 calls per batch, 1 ms batches, at least 10
+ * batches, holds released by the watchdog after 200 ms. */
 void zlb_timing_opts_default(zlb_timing_opts_t *o);
 
 typedef struct zlb_measurement {
-  zlb_timer_kind_t timer;   /* DIRECT, GRAPH or CUPTI: what produced the value */
+  zlb_timer_kind_t timer;   /* DIRECT, GRAPH, TRACE or QUEUE: what produced the value */
   double value_ms;          /* per the return mode; median over calls when repeated */
   int nquantiles;
   double quantiles[ZLB_MAX_QUANTILES];
@@ -100,6 +117,9 @@ typedef struct zlb_measurement {
   double estimate_ms;       /* the pre-measurement estimate */
   int graph_launches;       /* K: launches per graph (graph timer) */
   int replays;              /* timed replays (graph timer) */
+  int queue_launches;       /* K: calls per batch (queue timer; the last batch's when it was reduced) */
+  int batches;              /* timed batches (queue timer) */
+  int invalid_batches;      /* batches the watchdog released, not counted (queue timer) */
   char note[192];           /* e.g. "repeat=5 skipped: quantiles requested" */
   double noise;             /* relative stdev of the samples (NAN under 5 samples) */
   double wall_s;            /* wall time the measurement took */
@@ -116,6 +136,9 @@ typedef struct zlb_launch {
    * scratch=0 after it (restore the real one). */
   void (*rng_guard)(void *ctx, int scratch);
   void *ctx;
+  /* The call waits for the device from the host (ZLB_IMPL_NO_CAPTURE):
+   * on a held stream it would wait for its own release. */
+  int host_sync;
   /* Optional: the caller captures the graph itself, for callers whose
    * framework must know about the capture (its allocator and RNG): capture
    * k calls on `s` and set *g to the backend's raw graph, or return a
@@ -158,7 +181,7 @@ int zlb_time_direct(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                     zlb_measurement_t *m, zlb_error_t *err);
 
 /**
- * The CUPTI timer: like the direct timer (estimate, warm-up, repeat,
+ * The trace timer: like the direct timer (estimate, warm-up, repeat,
  * statistics), but each sample is the sum of the GPU execution times of
  * every kernel the call launched, from the backend's activity tracer; the
  * L2 flush before each call is outside the traced interval. Calls are
@@ -178,7 +201,8 @@ typedef enum zlb_graph_phase {
   ZLB_PHASE_CAPTURE,
   ZLB_PHASE_INSTANTIATE,
   ZLB_PHASE_REPLAY,
-  ZLB_PHASE_DENY
+  ZLB_PHASE_DENY,
+  ZLB_PHASE_HOLD    /* the queue timer could not hold the stream, or its holds timed out */
 } zlb_graph_phase_t;
 
 const char *zlb_phase_name(zlb_graph_phase_t p);
@@ -207,11 +231,36 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                    zlb_graph_failure_t *fail, zlb_error_t *err);
 
 /**
+ * The launch-queue timer (NVBench's batch measurement), for backends
+ * without reliable graphs: warm-up and an eager estimate as the graph
+ * timer, K = ceil(queue_batch_ms / estimate) capped at queue_max_launches;
+ * then per batch: hold the stream, start event, K calls with no event
+ * between them, end event, release, synchronise; sample = elapsed / K
+ * (the start event completes when the hold is released, with every call
+ * already queued behind it, so launch latency is hidden). At least
+ * queue_min_batches batches, more to fill rep_ms, at most 1000. A
+ * watchdog thread releases a hold still in force queue_timeout_ms after
+ * it began (an enqueue blocked on a full launch queue would otherwise
+ * wait forever for a release this thread cannot reach); that batch is
+ * discarded and K divided by 4. ZLB_EREFUSED with fail->phase HOLD and
+ * reason UNSUPPORTED (no stream_hold), HOST_SYNC (l->host_sync),
+ * HOLD_TIMEOUT (3 batches released by the watchdog) or the backend's
+ * error name (a refused hold); ZLB_EFATAL / ZLB_EPOISONED as the graph
+ * timer classifies them.
+ */
+int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                   const zlb_timing_opts_t *o, zlb_measurement_t *m,
+                   zlb_graph_failure_t *fail, zlb_error_t *err);
+
+/**
  * Time one implementation with the chosen timer and per-shape fallback:
  * GRAPH/AUTO on a graph-capable backend try the graph timer and, when it is
  * refused, fall back to zlb_time_direct with `marker` set to
  * "fallback(phase=P,reason=R,repeat=N)"; `deny` skips the attempt with
- * "fallback(phase=deny,repeat=N)". FATAL and POISONED are returned as
+ * "fallback(phase=deny,repeat=N)". QUEUE tries the queue timer and falls
+ * back to zlb_time_direct the same way, marked
+ * "fallback(phase=hold,reason=R,repeat=N)" (the deny list is about
+ * capture and does not apply). FATAL and POISONED are returned as
  * errors (ZLB_EFATAL / ZLB_EPOISONED) with `fail` filled and no value.
  * `marker` is "-" when nothing special happened.
  */
@@ -220,7 +269,10 @@ int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                   zlb_flush_t *flush, zlb_measurement_t *m, char *marker,
                   size_t markerlen, zlb_graph_failure_t *fail, zlb_error_t *err);
 
-/** The timer a plan resolves to for this backend (AUTO -> GRAPH or DIRECT). */
+/** The timer a plan resolves to for this backend: AUTO -> GRAPH with
+ * ZLB_CAP_GRAPH, else QUEUE with ZLB_CAP_HOLD, else DIRECT; GRAPH without
+ * ZLB_CAP_GRAPH -> DIRECT; QUEUE stays QUEUE (each shape then falls back,
+ * marked, where the stream cannot be held). */
 zlb_timer_kind_t zlb_timer_resolve(zlb_timer_kind_t requested, unsigned caps);
 
 #ifdef __cplusplus

@@ -41,7 +41,7 @@ class Result:
     value           the return mode's value (median by default)
     samples         every sample (graph timer: one per replay, replay / K)
     quantiles       the requested quantiles, in order
-    timer           "graph", "direct" or "cupti": what produced the value
+    timer           "graph", "direct", "trace" or "queue": what produced the value
     marker          "-" or e.g. "fallback(phase=capture,reason=...,repeat=1)",
                     "+throttled(...)" appended when the GPU slowed down
     fallback        a Fallback, or None when the requested timer ran
@@ -367,9 +367,12 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
     """Time ``fn`` (one call of the work, no arguments unless
     ``pass_stream``) with zlbench's engine and return a :class:`Result`.
 
-    timer           "auto" (graph where the backend has graphs, else direct),
-                    "graph" (falls back to direct per measurement, with a
-                    marker, when the capture is refused), "direct", "cupti"
+    timer           "auto" (graph where the backend has graphs, else queue
+                    where it can hold a stream, else direct), "graph" (falls
+                    back to direct per measurement, with a marker, when the
+                    capture is refused), "direct", "trace" (kernel time from
+                    CUPTI; "cupti" is accepted too), "queue" (fn must not
+                    wait for the device from the host)
     warmup, rep     warm-up and measurement budgets in ms
     return_mode     "median", "mean", "min", "max", "all" (value: the median)
     quantiles       up to 8 values in [0, 1], reported in ``Result.quantiles``

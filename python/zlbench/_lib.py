@@ -24,7 +24,8 @@ EPOISONED = -989
 EOP = -987
 EINTR = -986
 
-TIMERS = {"auto": 0, "graph": 1, "direct": 2, "cupti": 3}
+# "cupti" is the trace timer's former name, still accepted.
+TIMERS = {"auto": 0, "graph": 1, "direct": 2, "trace": 3, "cupti": 3, "queue": 4}
 RETURN_MODES = {"median": 0, "mean": 1, "min": 2, "max": 3, "all": 4}
 STOPS = {"budget": 0, "noise": 1}
 

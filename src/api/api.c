@@ -17,7 +17,9 @@
 /* The public enums are the engine's, number for number. */
 #define SAME(a, b) ((int)(a) == (int)(b))
 _Static_assert(SAME(ZLB_API_TIMER_AUTO, ZLB_TIMER_AUTO) && SAME(ZLB_API_TIMER_GRAPH, ZLB_TIMER_GRAPH) &&
-                   SAME(ZLB_API_TIMER_DIRECT, ZLB_TIMER_DIRECT) && SAME(ZLB_API_TIMER_CUPTI, ZLB_TIMER_CUPTI),
+                   SAME(ZLB_API_TIMER_DIRECT, ZLB_TIMER_DIRECT) &&
+                   SAME(ZLB_API_TIMER_TRACE, ZLB_TIMER_TRACE) &&
+                   SAME(ZLB_API_TIMER_QUEUE, ZLB_TIMER_QUEUE),
                "timer kinds");
 _Static_assert(SAME(ZLB_API_RET_MEDIAN, ZLB_RET_MEDIAN) && SAME(ZLB_API_RET_MEAN, ZLB_RET_MEAN) &&
                    SAME(ZLB_API_RET_MIN, ZLB_RET_MIN) && SAME(ZLB_API_RET_MAX, ZLB_RET_MAX) &&
@@ -223,7 +225,7 @@ static int read_opts(const zlb_measure_opts_t *in, zlb_measure_opts_t *o, zlb_er
 #define INT_IN(f, lo, hi)                                                               \
   if (o->f < (lo) || o->f > (hi))                                                       \
     return bad(e, "option %s must be in [" #lo ", " #hi "], not %g", #f, (double)o->f);
-  INT_IN(timer, 0, 3)
+  INT_IN(timer, 0, 4)
   FINITE_GE(warmup_ms, 0)
   FINITE_GT(rep_ms, 0)
   INT_IN(return_mode, 0, 4)

@@ -36,8 +36,8 @@ void zlb__read_timer(const char *dir, char *timer, size_t len) {
       !zlb_json_parse(text, strlen(text), p.buf, &j, NULL)) {
     const zlb_json_t *cal = zlb_json_get(j, "caliber");
     const char *t = zlb_json_get_string(cal, "timer", NULL);
-    if (t)
-      zlb_strlcpy(timer, t, len);
+    if (t) /* an old run's identity may say "cupti" */
+      zlb_strlcpy(timer, zlb_summary_timer_name(t), len);
   }
   zlb_json_free(j);
   free(text);

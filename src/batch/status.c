@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "batch_int.h"
+#include "zlbench/report.h"
 
 static const char header[] = "operator,status,attempts,dtype_level,backend,device,timer,"
                              "seconds,error_signature,failed_dtypes,note\n";
@@ -127,7 +128,7 @@ int zlb__status_read(const char *path, zlb__status_row_t **rows, size_t *n,
     r->level = atoi(f.v[3]);
     zlb_strlcpy(r->backend, f.v[4], sizeof(r->backend));
     zlb_strlcpy(r->device, f.v[5], sizeof(r->device));
-    zlb_strlcpy(r->timer, f.v[6], sizeof(r->timer));
+    zlb_strlcpy(r->timer, zlb_summary_timer_name(f.v[6]), sizeof(r->timer));
     r->seconds = atof(f.v[7]);
     zlb_strlcpy(r->signature, f.v[8], sizeof(r->signature));
     zlb_strlcpy(r->failed_dtypes, f.v[9], sizeof(r->failed_dtypes));

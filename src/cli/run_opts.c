@@ -59,6 +59,30 @@ static int opt_ms(const zlb_cli_option_t *opt, const char *name, const char *v, 
   return set_ms(name, v, ptr);
 }
 
+/* Calls per queue batch: at most what a launch queue holds (timing.h). */
+static int opt_queue_launches(const zlb_cli_option_t *opt, const char *name, const char *v,
+                              void *ptr) {
+  long n;
+  char want[64];
+  (void)opt;
+  snprintf(want, sizeof(want), "an integer in 1..%d", ZLB_QUEUE_LAUNCHES_LIMIT);
+  if (zlb_parse_long(v, &n) || n < 1 || n > ZLB_QUEUE_LAUNCHES_LIMIT)
+    return zlb_cli_bad_value(name, v, want);
+  *(int *)ptr = (int)n;
+  return 0;
+}
+
+/* A watchdog timeout of 0 would release every hold at once. */
+static int opt_positive_ms(const zlb_cli_option_t *opt, const char *name, const char *v,
+                           void *ptr) {
+  double d;
+  (void)opt;
+  if (zlb_parse_double(v, &d) || !(d > 0) || d > 1e7)
+    return zlb_cli_bad_value(name, v, "a positive number of milliseconds");
+  *(double *)ptr = d;
+  return 0;
+}
+
 static int opt_level(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   (void)opt;
   if (!strcmp(v, "core"))
@@ -138,7 +162,7 @@ static int opt_timer(const zlb_cli_option_t *opt, const char *name, const char *
   (void)opt;
   x->timer_given = 1;
   if (zlb_timer_parse(v, &x->o->timer))
-    return zlb_cli_bad_value(name, v, "auto, graph, direct or cupti");
+    return zlb_cli_bad_value(name, v, "auto, graph, direct, trace or queue");
   return 0;
 }
 
@@ -233,9 +257,18 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
         PASS(CALLBACK, "--level", "LEVEL", &o->level, opt_level,
              "core or comprehensive (default core)"),
         PASS(CALLBACK, "--timer", "TIMER", x, opt_timer,
-             "auto, graph, direct or cupti (env ZL_TIMER; default auto: graph\n"
-             "where the backend has reliable graphs, else direct; cupti: kernel-only\n"
-             "time from the activity tracer)"),
+             "auto, graph, direct, trace or queue (env ZL_TIMER; default auto:\n"
+             "graph where the backend has reliable graphs, else queue where it can\n"
+             "hold a stream, else direct; trace: kernel-only time from the activity\n"
+             "tracer, 'cupti' is an alias; queue: batches of calls queued behind a\n"
+             "held stream, one event pair per batch)"),
+        PASS(CALLBACK, "--queue-max-launches", "N", &o->timing.queue_max_launches,
+             opt_queue_launches,
+             "queue timer: at most N calls per batch, 1..1024 (default 256; the\n"
+             "launch queue must hold every kernel of a batch)"),
+        PASS(CALLBACK, "--queue-timeout-ms", "MS", &o->timing.queue_timeout_ms, opt_positive_ms,
+             "queue timer: a watchdog releases a hold still in force after MS and\n"
+             "the batch is discarded (default 200)"),
         PASS(CALLBACK, "--repeat", "N", x, opt_repeat,
              "direct measurements per row, median over them (env ZL_DIRECT_REPEAT;\n"
              "default 1; skipped for --quantiles and --return-mode all)"),

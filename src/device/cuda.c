@@ -44,7 +44,11 @@ enum {
   CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37,
   CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_MEMHOSTALLOC_PORTABLE = 0x01,
+  CU_MEMHOSTALLOC_DEVICEMAP = 0x02,
+  /* cuStreamWaitValue32: wait until (int32_t)(*addr - value) >= 0 */
+  CU_STREAM_WAIT_VALUE_GEQ = 0x0
 };
 
 /* cuMemAlloc refuses 0 bytes; an empty tensor still gets a valid pointer. */
@@ -105,6 +109,14 @@ struct cuda_api {
   /* cuEventElapsedTime_v2 on 12.8+ drivers, the v1 symbol before: same
    * signature (vendor-apis.md 1.2). */
   CUresult (*event_elapsed)(float *, CUevent, CUevent);
+  /* Holding a stream (the queue timer): bound when present, the backend
+   * loads without them (holds are then unsupported). The _v2 wait is the
+   * one CUDA 12+ maps cuStreamWaitValue32 to, available by default on
+   * every platform (the v1 needed a kernel module parameter on Linux). */
+  CUresult (*host_alloc)(void **, size_t, unsigned);
+  CUresult (*host_free)(void *);
+  CUresult (*host_device_ptr)(CUdeviceptr *, void *, unsigned);
+  CUresult (*wait_value32)(CUstream, CUdeviceptr, uint32_t, unsigned);
   int driver;
 };
 
@@ -123,6 +135,11 @@ struct cuda_state {
   CUmodule check_mod;
   CUfunction check_fn[CHECK_NFUNCS];
   CUdeviceptr check_out;        /* 2 counters, 3 sums */
+  /* Stream holds: one word of mapped pinned host memory that held streams
+   * wait on. Hold n waits until the word reaches n; releasing it writes n. */
+  uint32_t *hold_word;          /* host address, NULL until the first hold */
+  CUdeviceptr hold_dev;         /* the word's device address */
+  uint32_t hold_seq;            /* the last hold's number */
 };
 
 static const char *const cuda_sonames[] = {"libcuda.so.1", NULL};
@@ -149,6 +166,11 @@ static void load_api(void) {
                   "backend 'cuda': libcuda.so.1 lacks 'cuEventElapsedTime'");
     return;
   }
+  zlb__bind(h, "cuMemHostAlloc", &api.host_alloc, sizeof(api.host_alloc));
+  zlb__bind(h, "cuMemFreeHost", &api.host_free, sizeof(api.host_free));
+  zlb__bind(h, "cuMemHostGetDevicePointer_v2", &api.host_device_ptr,
+            sizeof(api.host_device_ptr));
+  zlb__bind(h, "cuStreamWaitValue32_v2", &api.wait_value32, sizeof(api.wait_value32));
   r = api.init(0);
   if (r != CUDA_SUCCESS) {
     const char *name = NULL;
@@ -193,6 +215,13 @@ static int cuda_open(zlb_backend_t *b, zlb_error_t *err) {
 
 static void cuda_close(zlb_backend_t *b) {
   struct cuda_state *st = b->impl;
+  if (st && st->hold_word) {
+    /* Release every hold there was, so that the synchronisation below
+     * cannot wait on one forever, then free the word. */
+    __atomic_store_n(st->hold_word, st->hold_seq, __ATOMIC_SEQ_CST);
+    api.ctx_sync();
+    api.host_free(st->hold_word);
+  }
   if (st && st->check_state == 1) {
     api.mem_free(st->check_out);
     api.module_unload(st->check_mod);
@@ -419,6 +448,63 @@ static int cuda_trace_end(zlb_backend_t *b, zlb_trace_span_t **spans, size_t *n,
                           zlb_error_t *err) {
   (void)b;
   return zlb__cupti_end(spans, n, err);
+}
+
+/*
+ * Holding a stream: cuStreamWaitValue32 on a word of mapped pinned host
+ * memory. The stream's queue stops at the wait on the device; the host
+ * releases it with a plain store, which needs no driver call, so the
+ * watchdog thread can release a hold while this thread is blocked inside
+ * the driver (a launch into a full queue). The alternative, a host
+ * function (cuLaunchHostFunc) that spins until released, would occupy the
+ * driver's callback thread for the whole hold and delay every other host
+ * function of the process; the wait is done by the device.
+ */
+static int cuda_stream_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h,
+                            zlb_error_t *err) {
+  struct cuda_state *st = b->impl;
+  uint32_t seq;
+  *h = NULL;
+  if (!api.host_alloc || !api.host_free || !api.host_device_ptr || !api.wait_value32)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "this driver cannot hold a stream (libcuda.so.1 lacks "
+                         "cuStreamWaitValue32_v2 or the mapped host memory calls)");
+  if (!st->hold_word) {
+    void *p = NULL;
+    CUresult r;
+    CU("cuMemHostAlloc", api.host_alloc(&p, 64, CU_MEMHOSTALLOC_PORTABLE |
+                                                    CU_MEMHOSTALLOC_DEVICEMAP));
+    r = api.host_device_ptr(&st->hold_dev, p, 0);
+    if (r != CUDA_SUCCESS) {
+      api.host_free(p);
+      return fail(err, "cuMemHostGetDevicePointer", r);
+    }
+    st->hold_word = p;
+    __atomic_store_n(st->hold_word, 0u, __ATOMIC_SEQ_CST);
+    st->hold_seq = 0;
+  }
+  /* Numbers grow by one per hold (0 is never a hold: it is NULL), and the
+   * wait compares cyclically, so the word never needs resetting. */
+  seq = st->hold_seq + 1 ? st->hold_seq + 1 : 1;
+  CU("cuStreamWaitValue32", api.wait_value32((CUstream)s, st->hold_dev, seq,
+                                             CU_STREAM_WAIT_VALUE_GEQ));
+  st->hold_seq = seq;
+  *h = (zlb_hold_t)(uintptr_t)seq;
+  return 0;
+}
+
+/* Only forward: a late second release of an earlier hold must not move the
+ * word back below a later hold already released. */
+static void cuda_stream_release(zlb_backend_t *b, zlb_hold_t h) {
+  struct cuda_state *st = b->impl;
+  uint32_t seq = (uint32_t)(uintptr_t)h, cur;
+  if (!st || !st->hold_word || !seq)
+    return;
+  cur = __atomic_load_n(st->hold_word, __ATOMIC_SEQ_CST);
+  while ((int32_t)(seq - cur) > 0 &&
+         !__atomic_compare_exchange_n(st->hold_word, &cur, seq, 0, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_SEQ_CST))
+    ;
 }
 
 static int cuda_clocks(zlb_backend_t *b, zlb_clocks_t *out, zlb_error_t *err) {
@@ -668,6 +754,8 @@ static const zlb_backend_vtbl_t cuda_vtbl = {
     .clocks = cuda_clocks,
     .mem_info = cuda_mem_info,
     .dev_check = cuda_dev_check,
+    .stream_hold = cuda_stream_hold,
+    .stream_release = cuda_stream_release,
 };
 
 static const char *const cuda_aliases[] = {"nvidia", "gpu", NULL};
@@ -712,7 +800,7 @@ const zlb_backend_desc_t zlb__backend_cuda = {
     .visibility_env = "CUDA_VISIBLE_DEVICES",
     .also_env = NULL,
     .caps = ZLB_CAP_GRAPH | ZLB_CAP_EVENTS | ZLB_CAP_RNG_STATE | ZLB_CAP_ASYNC |
-            ZLB_CAP_L2_FLUSH | ZLB_CAP_TRACE,
+            ZLB_CAP_L2_FLUSH | ZLB_CAP_TRACE | ZLB_CAP_HOLD,
     .classify = cuda_classify,
     .nclassify = sizeof(cuda_classify) / sizeof(cuda_classify[0]),
     .flush_bytes = 256u << 20, /* Triton's 256 MiB: well beyond any L2 */

@@ -253,7 +253,7 @@ void zlb_caps_format(unsigned caps, char *buf, size_t len) {
   } names[] = {{ZLB_CAP_GRAPH, "graph"},       {ZLB_CAP_EVENTS, "events"},
                {ZLB_CAP_RNG_STATE, "rng_state"}, {ZLB_CAP_ASYNC, "async"},
                {ZLB_CAP_L2_FLUSH, "l2_flush"}, {ZLB_CAP_TRACE, "trace"},
-               {ZLB_CAP_HOST_MEMORY, "host_memory"}};
+               {ZLB_CAP_HOST_MEMORY, "host_memory"}, {ZLB_CAP_HOLD, "hold"}};
   zlb_strbuf_t sb = ZLB_STRBUF_INIT;
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (caps & names[i].bit)

@@ -49,6 +49,10 @@ void zlb__summary_push(zlb_summary_t *s, const zlb_summary_row_t *row) {
 
 static char *dup_or_empty(const char *s) { return zlb_xstrdup(s ? s : ""); }
 
+const char *zlb_summary_timer_name(const char *timer) {
+  return timer && !strcmp(timer, "cupti") ? "trace" : timer;
+}
+
 void zlb_summary_add(zlb_summary_t *s, const zlb_summary_row_t *row) {
   zlb_summary_row_t r = *row;
   r.op = dup_or_empty(row->op);

@@ -331,7 +331,13 @@ static int parse_row(struct parser *ps, const char *line, int terminated) {
                                : "");
   row.dtype = zlb_xstrdup(ps->dtype);
   row.shape = span_dup(p, dlen);
+  /* Logs written before the trace timer was renamed say "cupti". */
   row.timer = token_or_empty(timer);
+  {
+    char *t = row.timer;
+    row.timer = zlb_xstrdup(zlb_summary_timer_name(t));
+    free(t);
+  }
   row.marker = token_or_empty(marker);
   row.status = zlb_xstrdup(status);
   row.source = zlb_xstrdup(ps->source);

@@ -734,7 +734,10 @@ void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   read_clocks(r, row, 0);
   for (int w = 0; w < 2; w++) {
     struct launch_ctx lc = {r, &c, w};
-    zlb_launch_t l = {.call = call_impl, .rng_guard = rng_guard, .ctx = &lc};
+    zlb_launch_t l = {.call = call_impl,
+                      .rng_guard = rng_guard,
+                      .ctx = &lc,
+                      .host_sync = (impl_of(r, w)->flags & ZLB_IMPL_NO_CAPTURE) != 0};
     zlb_graph_failure_t fail;
     rc = zlb_time_case(r->b, r->stream, &l, r->timer, r->deny, &r->timing, &r->flush,
                        &row->m[w], mark[w], sizeof(mark[w]), &fail, &e);

@@ -78,9 +78,13 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_string(&jw, "direct", r->timing.flush_bytes ? "flush" : "none");
   zlb_jw_key_int(&jw, "flush_bytes", (long long)r->timing.flush_bytes);
   zlb_jw_key_string(&jw, "graph", "warm");
+  zlb_jw_key_string(&jw, "queue", "warm");
   zlb_jw_object_end(&jw);
   zlb_jw_key_int(&jw, "graph_max_launches", r->timing.graph_max_launches);
   zlb_jw_key_double(&jw, "graph_replay_ms", r->timing.graph_replay_ms);
+  zlb_jw_key_int(&jw, "queue_max_launches", r->timing.queue_max_launches);
+  zlb_jw_key_double(&jw, "queue_batch_ms", r->timing.queue_batch_ms);
+  zlb_jw_key_double(&jw, "queue_timeout_ms", r->timing.queue_timeout_ms);
   zlb_jw_key_string(&jw, "stop", zlb_stop_name(r->timing.stop));
   if (r->timing.stop == ZLB_STOP_NOISE) {
     zlb_jw_key_double(&jw, "max_noise", r->timing.max_noise);
@@ -152,6 +156,9 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb_measuremen
   zlb_jw_key_double(jw, "estimate_ms", m->estimate_ms);
   zlb_jw_key_int(jw, "graph_launches", m->graph_launches);
   zlb_jw_key_int(jw, "replays", m->replays);
+  zlb_jw_key_int(jw, "queue_launches", m->queue_launches);
+  zlb_jw_key_int(jw, "batches", m->batches);
+  zlb_jw_key_int(jw, "invalid_batches", m->invalid_batches);
   zlb_jw_key_int(jw, "sample_count", (long long)m->nsamples);
   zlb_jw_key_double(jw, "noise", m->noise);
   zlb_jw_key_double(jw, "wall_s", m->wall_s);

@@ -115,9 +115,30 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
     if (e && ((e->op->baseline.flags | e->op->candidate.flags) & ZLB_IMPL_NO_CAPTURE))
       zlb_strbuf_addstr(out, "     (this operator synchronises with the host: expect the "
                              "capture to be refused)\n");
-  } else if (t == ZLB_TIMER_CUPTI) {
+  } else if (t == ZLB_TIMER_QUEUE) {
+    if (d->caps & ZLB_CAP_HOLD)
+      zlb_strbuf_addf(out,
+                      "  4. time each with the queue timer: warm-up on the stream, then "
+                      "batches of up to %d calls\n"
+                      "     queued behind a held stream between one event pair (L2 warm), "
+                      ">= %d batches, median of batch/K;\n"
+                      "     a hold still in force after %.0f ms is released by the watchdog "
+                      "and its batch discarded;\n"
+                      "     a refused hold falls back to the direct timer, marked "
+                      "fallback(phase=hold,reason=...,repeat=%d)\n",
+                      o->timing.queue_max_launches, o->timing.queue_min_batches,
+                      o->timing.queue_timeout_ms, o->timing.repeat);
+    else
+      zlb_strbuf_addf(out,
+                      "  4. time each: backend '%s' cannot hold a stream -> direct timer, "
+                      "marked fallback(phase=hold,reason=UNSUPPORTED,repeat=%d)\n",
+                      d->name, o->timing.repeat);
+    if (e && ((e->op->baseline.flags | e->op->candidate.flags) & ZLB_IMPL_NO_CAPTURE))
+      zlb_strbuf_addstr(out, "     (this operator synchronises with the host: its calls "
+                             "fall back, marked reason=HOST_SYNC)\n");
+  } else if (t == ZLB_TIMER_TRACE) {
     zlb_strbuf_addf(out,
-                    "  4. time each with the cupti timer: kernel-only time per call from the "
+                    "  4. time each with the trace timer: kernel-only time per call from the "
                     "activity tracer, every kernel\n"
                     "     of the call summed; estimate, warm-up %.0f ms, %.0f ms of samples, "
                     "%s outside the traced interval,\n"

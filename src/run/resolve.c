@@ -69,10 +69,10 @@ int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
   *out = zlb_timer_resolve(o->timer, d->caps);
   /* The vtable, not an opened backend: the plan answers for a backend this
    * machine cannot open, as the run would on a machine that can. */
-  if (*out == ZLB_TIMER_CUPTI && !(d->vtbl && d->vtbl->trace_begin))
+  if (*out == ZLB_TIMER_TRACE && !(d->vtbl && d->vtbl->trace_begin))
     return zlb_error_set(err, ZLB_EINVAL,
-                         "--timer cupti needs a kernel activity tracer, and backend '%s' has "
-                         "none (CUDA has one, through CUPTI)",
+                         "--timer trace needs a kernel activity tracer, and backend '%s' has "
+                         "none (`zlbench devices` lists the backends with capability 'trace')",
                          d->name);
   return 0;
 }

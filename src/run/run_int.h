@@ -133,7 +133,7 @@ int zlb__resolve_dtypes(const zlb_run_opts_t *o, const zlb_op_t *op, uint32_t *o
  * assets/capture_deny.yaml); `source` names where the denial came from. */
 int zlb__resolve_deny(const zlb_run_opts_t *o, const char *op, int *deny, char *source,
                       size_t len, zlb_error_t *err);
-/* The timer the request resolves to on backend `d`; --timer cupti without
+/* The timer the request resolves to on backend `d`; --timer trace without
  * an activity tracer is an error. */
 int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                        zlb_timer_kind_t *out, zlb_error_t *err);

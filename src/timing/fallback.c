@@ -1,5 +1,5 @@
-/* Per-shape timer choice: graph with fallback to direct, the deny list, and
- * the row marker that records which path produced the number. */
+/* Per-shape timer choice: graph or queue with fallback to direct, the deny
+ * list, and the row marker that records which path produced the number. */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,8 +21,19 @@ int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   snprintf(marker, markerlen, "-");
   if (t == ZLB_TIMER_DIRECT)
     return zlb_time_direct(b, s, l, o, flush, m, err);
-  if (t == ZLB_TIMER_CUPTI)
+  if (t == ZLB_TIMER_TRACE)
     return zlb_time_trace(b, s, l, o, flush, m, err);
+  if (t == ZLB_TIMER_QUEUE) {
+    /* The deny list is about capture: holding a stream captures nothing. */
+    rc = zlb_time_queue(b, s, l, o, m, fail, err);
+    if (rc != ZLB_EREFUSED)
+      return rc;
+    zlb_measurement_release(m);
+    snprintf(marker, markerlen, "fallback(phase=%s,reason=%s,repeat=%d)",
+             zlb_phase_name(fail->phase), fail->reason, repeat);
+    zlb_error_clear(err);
+    return zlb_time_direct(b, s, l, o, flush, m, err);
+  }
 
   if (deny) {
     /* For operators known to poison the context the attempt itself is the

@@ -15,22 +15,20 @@
 #define GRAPH_MAX_REPLAYS 1000
 
 zlb_timer_kind_t zlb_timer_resolve(zlb_timer_kind_t requested, unsigned caps) {
+  /* Graphs first: one replay is one launch for K calls, the least host
+   * work per sample. Holding a stream hides launch latency as well where
+   * graphs are not reliable. */
   if (requested == ZLB_TIMER_AUTO)
-    return (caps & ZLB_CAP_GRAPH) ? ZLB_TIMER_GRAPH : ZLB_TIMER_DIRECT;
+    return (caps & ZLB_CAP_GRAPH)  ? ZLB_TIMER_GRAPH
+           : (caps & ZLB_CAP_HOLD) ? ZLB_TIMER_QUEUE
+                                   : ZLB_TIMER_DIRECT;
   if (requested == ZLB_TIMER_GRAPH && !(caps & ZLB_CAP_GRAPH))
     return ZLB_TIMER_DIRECT;
   return requested;
 }
 
-/*
- * Decide the verdict for a failure at `phase`. The backend's table settles
- * fatal faults; anything else is refused unless the context no longer does
- * simple work, which makes it poisoned: measuring on after that would time
- * a dead process.
- */
-static int classify(zlb_backend_t *b, zlb_graph_phase_t phase,
-                    const zlb_error_t *cause, zlb_graph_failure_t *fail,
-                    zlb_error_t *err) {
+int zlb__classify(zlb_backend_t *b, const char *what, zlb_graph_phase_t phase,
+                  const zlb_error_t *cause, zlb_graph_failure_t *fail, zlb_error_t *err) {
   zlb_verdict_t v = ZLB_VERDICT_NONE;
   zlb_error_t probe = ZLB_ERROR_INIT;
 
@@ -61,16 +59,16 @@ static int classify(zlb_backend_t *b, zlb_graph_phase_t phase,
   switch (v) {
   case ZLB_VERDICT_FATAL:
     return zlb_error_vendor(err, ZLB_EFATAL, cause->vendor_code, fail->reason,
-                            "device fault during graph %s: %s",
+                            "device fault during %s %s: %s", what,
                             zlb_phase_name(phase), cause->msg);
   case ZLB_VERDICT_POISONED:
     return zlb_error_vendor(err, ZLB_EPOISONED, cause->vendor_code, fail->reason,
-                            "graph %s failed (%s) and left the context unusable%s%s",
+                            "%s %s failed (%s) and left the context unusable%s%s", what,
                             zlb_phase_name(phase), cause->msg,
                             probe.msg[0] ? ": health probe: " : "", probe.msg);
   default:
     return zlb_error_vendor(err, ZLB_EREFUSED, cause->vendor_code, fail->reason,
-                            "graph %s refused: %s", zlb_phase_name(phase),
+                            "%s %s refused: %s", what, zlb_phase_name(phase),
                             cause->msg);
   }
 }
@@ -159,11 +157,11 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
         zlb_error_set(&cause, ZLB_EOP, "the capture hook returned %d and %s graph", hrc,
                       g ? "a" : "no");
       g = NULL; /* on failure a graph it returned stays the caller's too */
-      rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
+      rc = zlb__classify(b, "graph", ZLB_PHASE_CAPTURE, &cause, fail, err);
       goto out;
     }
   } else if (b->v->capture_begin(b, side, &cause)) {
-    rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
+    rc = zlb__classify(b, "graph", ZLB_PHASE_CAPTURE, &cause, fail, err);
     goto out;
   }
   /* Every path from here ends the capture itself, before classify(): the
@@ -175,11 +173,11 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   if (cause.code) {
     zlb_error_t ignored = ZLB_ERROR_INIT;
     b->v->capture_end(b, side, &g, &ignored);
-    rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
+    rc = zlb__classify(b, "graph", ZLB_PHASE_CAPTURE, &cause, fail, err);
     goto out;
   }
   if (!l->capture && b->v->capture_end(b, side, &g, &cause)) {
-    rc = classify(b, ZLB_PHASE_CAPTURE, &cause, fail, err);
+    rc = zlb__classify(b, "graph", ZLB_PHASE_CAPTURE, &cause, fail, err);
     goto out;
   }
   if (guarded) {
@@ -187,12 +185,12 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     guarded = 0;
   }
   if (b->v->graph_instantiate(b, g, &x, &cause)) {
-    rc = classify(b, ZLB_PHASE_INSTANTIATE, &cause, fail, err);
+    rc = zlb__classify(b, "graph", ZLB_PHASE_INSTANTIATE, &cause, fail, err);
     goto out;
   }
   /* First replay uploads the graph; it is not timed. */
   if (b->v->graph_launch(b, x, side, &cause) || b->v->stream_sync(b, side, &cause)) {
-    rc = classify(b, ZLB_PHASE_REPLAY, &cause, fail, err);
+    rc = zlb__classify(b, "graph", ZLB_PHASE_REPLAY, &cause, fail, err);
     goto out;
   }
 
@@ -210,7 +208,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                                    GRAPH_MAX_REPLAYS))) {
       if ((rc = replay_chunk(b, x, side, kk, k, &smp, &cause))) {
         if (cause.code == ZLB_EDEVICE || cause.vendor_code)
-          rc = classify(b, ZLB_PHASE_REPLAY, &cause, fail, err);
+          rc = zlb__classify(b, "graph", ZLB_PHASE_REPLAY, &cause, fail, err);
         else
           *err = cause;
         zlb__samples_release(&smp);

@@ -123,14 +123,22 @@ const char *zlb_timer_name(zlb_timer_kind_t t) {
   case ZLB_TIMER_AUTO: return "auto";
   case ZLB_TIMER_GRAPH: return "graph";
   case ZLB_TIMER_DIRECT: return "direct";
-  case ZLB_TIMER_CUPTI: return "cupti";
+  case ZLB_TIMER_TRACE: return "trace";
+  case ZLB_TIMER_QUEUE: return "queue";
   }
   return "unknown";
 }
 
 int zlb_timer_parse(const char *s, zlb_timer_kind_t *out) {
   static const zlb_timer_kind_t all[] = {ZLB_TIMER_AUTO, ZLB_TIMER_GRAPH,
-                                         ZLB_TIMER_DIRECT, ZLB_TIMER_CUPTI};
+                                         ZLB_TIMER_DIRECT, ZLB_TIMER_TRACE,
+                                         ZLB_TIMER_QUEUE};
+  /* The trace timer was named after the tracer CUDA's backend uses; the
+   * old name stays valid input. */
+  if (!strcmp(s, "cupti")) {
+    *out = ZLB_TIMER_TRACE;
+    return 0;
+  }
   for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
     if (!strcmp(s, zlb_timer_name(all[i]))) {
       *out = all[i];
@@ -166,6 +174,7 @@ const char *zlb_phase_name(zlb_graph_phase_t p) {
   case ZLB_PHASE_INSTANTIATE: return "instantiate";
   case ZLB_PHASE_REPLAY: return "replay";
   case ZLB_PHASE_DENY: return "deny";
+  case ZLB_PHASE_HOLD: return "hold";
   }
   return "unknown";
 }
@@ -187,6 +196,10 @@ void zlb_timing_opts_default(zlb_timing_opts_t *o) {
   o->min_time_ms = 2.0;
   o->timeout_ms = 100.0;
   o->trace_max_samples = 500;
+  o->queue_max_launches = 256;
+  o->queue_batch_ms = 1.0;
+  o->queue_min_batches = 10;
+  o->queue_timeout_ms = 200.0;
 }
 
 void zlb_measurement_release(zlb_measurement_t *m) {

@@ -41,6 +41,16 @@ void zlb__counts(const zlb_timing_opts_t *o, double est_ms, long cap, long *n_wa
 int zlb__summarize(const zlb_timing_opts_t *o, const zlb__samples_t *s,
                    zlb_measurement_t *m, double *value, zlb_error_t *err);
 
+/*
+ * Decide the verdict for a failure of the graph or queue timer (`what`) at
+ * `phase`. The backend's table settles fatal faults; anything else is
+ * refused unless the context no longer does simple work, which makes it
+ * poisoned: measuring on after that would time a dead process. Returns
+ * ZLB_EREFUSED, ZLB_EFATAL or ZLB_EPOISONED with `fail` and `err` filled.
+ */
+int zlb__classify(zlb_backend_t *b, const char *what, zlb_graph_phase_t phase,
+                  const zlb_error_t *cause, zlb_graph_failure_t *fail, zlb_error_t *err);
+
 /** One call, then the per-call estimate from 5 flushed calls (ms). */
 int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                   zlb_flush_t *flush, double *est_ms, zlb_error_t *err);
@@ -53,13 +63,13 @@ typedef int (*zlb__chunk_fn)(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_
 /**
  * One measurement with a sample-taking function: estimate, warm-up, then
  * chunks of samples until the stopping rule says enough (at most `cap`),
- * then the summary. The direct and CUPTI timers differ only in `chunk`.
+ * then the summary. The direct and trace timers differ only in `chunk`.
  */
 int zlb__sample_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                      const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
                      double *value, long cap, zlb__chunk_fn chunk, zlb_error_t *err);
 
-/** The repeat-over-calls wrapper shared by the direct and CUPTI timers. */
+/** The repeat-over-calls wrapper shared by the direct and trace timers. */
 typedef int (*zlb__once_fn)(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                             const zlb_timing_opts_t *o, zlb_flush_t *flush,
                             zlb_measurement_t *m, double *value, zlb_error_t *err);

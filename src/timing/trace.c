@@ -1,4 +1,4 @@
-/* The CUPTI timer: kernel-only execution time per call from the backend's
+/* The trace timer: kernel-only execution time per call from the backend's
  * activity tracer, every kernel of the call summed, the L2 flush outside the
  * traced interval. Warm-up, estimate, repeat and statistics as the direct
  * timer. Each call is bracketed by synchronisations and tracer timestamps,
@@ -93,9 +93,9 @@ int zlb_time_trace(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                    zlb_error_t *err) {
   if (!b->v->trace_begin)
     return zlb_error_set(err, ZLB_EUNSUPPORTED,
-                         "backend '%s' has no kernel activity tracer (the cupti timer "
+                         "backend '%s' has no kernel activity tracer (the trace timer "
                          "needs one)",
                          b->desc->name);
-  m->timer = ZLB_TIMER_CUPTI;
+  m->timer = ZLB_TIMER_TRACE;
   return zlb__repeat(b, s, l, o, flush, m, trace_once, err);
 }

@@ -5,18 +5,28 @@
 T="--backend test --lib $TESTOPS"
 TSH="$ZLB_SRC/tests/data/cli/shapes_test.yaml"
 
-# --timer cupti: refused, as by the run, where the backend has no tracer...
-expect_rc 2 "$ZLBENCH" plan softmax --backend host --timer cupti
-expect_in "$TMP/err" "--timer cupti needs a kernel activity tracer, and backend 'host' has none"
+# --timer trace: refused, as by the run, where the backend has no tracer...
+expect_rc 2 "$ZLBENCH" plan softmax --backend host --timer trace
+expect_in "$TMP/err" "--timer trace needs a kernel activity tracer, and backend 'host' has none"
 expect_not_in "$TMP/out" "direct timer"
-expect_rc 2 "$ZLBENCH" run softmax --backend host --timer cupti --out "$TMP/cupti"
-expect_in "$TMP/err" "--timer cupti needs a kernel activity tracer, and backend 'host' has none"
-# ...and the cupti timer, not the direct one, where it has one (CUDA, even
+expect_rc 2 "$ZLBENCH" run softmax --backend host --timer trace --out "$TMP/trace"
+expect_in "$TMP/err" "--timer trace needs a kernel activity tracer, and backend 'host' has none"
+# ...and the trace timer, not the direct one, where it has one (CUDA, even
 # where its runtime is missing).
-expect_rc 0 "$ZLBENCH" plan --backend cuda --timer cupti
-expect_in "$TMP/out" "timer:        cupti (requested cupti)"
-expect_in "$TMP/out" "4. time each with the cupti timer"
+expect_rc 0 "$ZLBENCH" plan --backend cuda --timer trace
+expect_in "$TMP/out" "timer:        trace (requested trace)"
+expect_in "$TMP/out" "4. time each with the trace timer"
 expect_not_in "$TMP/out" "direct timer"
+# "cupti", the trace timer's old name, still selects it: as a flag, as
+# ZL_TIMER and through a batch's children; nothing prints the old name.
+expect_rc 0 "$ZLBENCH" plan --backend cuda --timer cupti
+expect_in "$TMP/out" "timer:        trace (requested trace)"
+expect_in "$TMP/out" "4. time each with the trace timer"
+expect_not_in "$TMP/out" "cupti"
+ZL_TIMER=cupti expect_rc 0 "$ZLBENCH" plan --backend cuda
+expect_in "$TMP/out" "timer:        trace (requested trace)"
+expect_rc 2 "$ZLBENCH" run softmax --backend host --timer cupti --out "$TMP/cupti"
+expect_in "$TMP/err" "--timer trace needs a kernel activity tracer, and backend 'host' has none"
 
 # Capture denial from a deny file, as the run reads it.
 printf 'capture_deny:\n  good_copy: "poisons the context on driver X"\n' >"$TMP/deny.yaml"

@@ -71,7 +71,7 @@ expect_in "$TMP/err" "invalid value 'sometimes' for --stop"
 expect_rc 2 R good_copy --max-noise 0 --out "$TMP/n2"
 expect_in "$TMP/err" "invalid value '0' for --max-noise"
 
-# The cupti timer needs a tracer: a clear error where there is none.
-expect_rc 2 "$ZLBENCH" run softmax --backend host --timer cupti --out "$TMP/c"
-expect_in "$TMP/err" "--timer cupti needs a kernel activity tracer, and backend 'host' has none"
-echo "ok: noise stop and cupti availability"
+# The trace timer needs a tracer: a clear error where there is none.
+expect_rc 2 "$ZLBENCH" run softmax --backend host --timer trace --out "$TMP/c"
+expect_in "$TMP/err" "--timer trace needs a kernel activity tracer, and backend 'host' has none"
+echo "ok: noise stop and trace availability"

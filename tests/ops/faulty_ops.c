@@ -92,6 +92,7 @@ static int enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
   struct test_stream *ts = stream;
   int m = MODE(c);
   double scale = m == M_SCALE ? 2.0 : 1.0;
+  zlb_test_stream_enqueue(ts); /* one launch */
   if (which == ZLB_CANDIDATE) {
     switch (m) {
     case M_CRASH:
@@ -196,6 +197,13 @@ TEST_OP(device_fault)
 TEST_OP(disk_full)
 TEST_OP(flood_stderr)
 
+/* good_copy on "testq", the backend with holds and no graphs. */
+static int init_queue_copy(zlb_env_t *env, zlb_case_t *c) {
+  return init_common(env, c, "good_copy");
+}
+ZLB_TEST_OP_DESC(queue_copy, "testq", ZLB_DT_FLOATS, "test operator good_copy on testq",
+                 init_queue_copy, enqueue, prepare, enqueue)
+
 ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r);
 
 ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
@@ -217,5 +225,9 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
     rc = zlb_test_register_pinned(r);
   if (!rc)
     rc = zlb_test_register_custom(r);
+  if (!rc)
+    rc = r->add_backend(r, &zlb_testq_backend_desc);
+  if (!rc)
+    rc = r->add_op(r, &op_queue_copy);
   return rc;
 }

@@ -7,7 +7,16 @@
  * "<phase>:<verdict>" makes the capture, instantiate or replay phase fail
  * with a refused (900), fatal (700) or poisoning (901 + failing health
  * probe) error. ZL_TEST_DEVICES sets the device count (default 2).
- * "test2" is the same backend under its own visibility variables. */
+ * "test2" is the same backend under its own visibility variables.
+ *
+ * Holds (the queue timer): a held stream counts what is enqueued on it;
+ * work still runs at enqueue time (the stream is the CPU), so a batch's
+ * events time its calls as a real device would time them once released.
+ * ZL_TEST_QUEUE_DEPTH=N emulates a launch queue of N entries: the next
+ * enqueue blocks until the hold is released, which only the queue timer's
+ * watchdog can then do (N=0: the hold is never released by the normal
+ * path). ZL_TEST_FAULT=hold:refused|fatal makes the hold fail. "testq" has
+ * holds but no graphs: `auto` picks the queue timer there. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +74,7 @@ static int fault(const char *phase, zlb_error_t *err) {
     return 0;
   f += strlen(want);
   if (!strcmp(f, "refused")) {
-    code = TEST_ERR_CAPTURE_UNSUPPORTED;
+    code = strcmp(phase, "hold") ? TEST_ERR_CAPTURE_UNSUPPORTED : TEST_ERR_NOT_SUPPORTED;
   } else if (!strcmp(f, "fatal")) {
     code = TEST_ERR_ILLEGAL_ADDRESS;
   } else if (!strcmp(f, "poisoned")) {
@@ -77,6 +86,7 @@ static int fault(const char *phase, zlb_error_t *err) {
   return verr(err, ZLB_EDEVICE, code,
                           code == 900 ? "TEST_ERROR_CAPTURE_UNSUPPORTED"
                           : code == 700 ? "TEST_ERROR_ILLEGAL_ADDRESS"
+                          : code == 801 ? "TEST_ERROR_NOT_SUPPORTED"
                                         : "TEST_ERROR_CAPTURE_INVALIDATED",
                           "injected %s failure in phase %s", f, phase);
 }
@@ -171,12 +181,45 @@ static void t_event_destroy(zlb_backend_t *b, zlb_event_t e) {
   free(e);
 }
 
+void zlb_test_stream_enqueue(struct test_stream *ts) {
+  const char *d = getenv("ZL_TEST_QUEUE_DEPTH");
+  long depth = d && *d ? atol(d) : -1;
+  if (!ts || !__atomic_load_n(&ts->held, __ATOMIC_SEQ_CST))
+    return;
+  if (++ts->queued <= depth || depth < 0)
+    return;
+  /* A full queue: the caller waits until the device drains it, and a held
+   * stream drains only once released. */
+  while (__atomic_load_n(&ts->held, __ATOMIC_SEQ_CST)) {
+    struct timespec ts_sleep = {0, 100000};
+    nanosleep(&ts_sleep, NULL);
+  }
+}
+
 static int t_record(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s, zlb_error_t *err) {
   (void)b;
-  (void)s;
   (void)err;
+  zlb_test_stream_enqueue((struct test_stream *)s);
   ((struct test_event *)e)->ns = now_ns();
   return 0;
+}
+
+static int t_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err) {
+  struct test_stream *ts = (struct test_stream *)s;
+  (void)b;
+  *h = NULL;
+  if (fault("hold", err))
+    return err->code;
+  ts->queued = 0;
+  __atomic_store_n(&ts->held, 1, __ATOMIC_SEQ_CST);
+  *h = (zlb_hold_t)ts;
+  return 0;
+}
+
+static void t_release(zlb_backend_t *b, zlb_hold_t h) {
+  (void)b;
+  if (h)
+    __atomic_store_n(&((struct test_stream *)h)->held, 0, __ATOMIC_SEQ_CST);
 }
 
 static int t_elapsed(zlb_backend_t *b, zlb_event_t s, zlb_event_t e, double *ms,
@@ -379,12 +422,15 @@ static const zlb_backend_vtbl_t vtbl = {
     .sync = t_sync,
     .health_probe = t_probe,
     .dev_check = t_dev_check,
+    .stream_hold = t_hold,
+    .stream_release = t_release,
 };
 
 static const zlb_classify_entry_t classify[] = {
     {900, "TEST_ERROR_CAPTURE_UNSUPPORTED", ZLB_VERDICT_REFUSED},
     {901, "TEST_ERROR_CAPTURE_INVALIDATED", ZLB_VERDICT_REFUSED},
     {903, "TEST_ERROR_CAPTURE_UNMATCHED", ZLB_VERDICT_REFUSED},
+    {801, "TEST_ERROR_NOT_SUPPORTED", ZLB_VERDICT_REFUSED},
     {700, "TEST_ERROR_ILLEGAL_ADDRESS", ZLB_VERDICT_FATAL},
 };
 
@@ -397,7 +443,7 @@ const zlb_backend_desc_t zlb_test_backend_desc = {
     .sonames = NULL,
     .visibility_env = "ZL_TEST_VISIBLE_DEVICES",
     .also_env = NULL,
-    .caps = ZLB_CAP_GRAPH | ZLB_CAP_RNG_STATE,
+    .caps = ZLB_CAP_GRAPH | ZLB_CAP_RNG_STATE | ZLB_CAP_HOLD,
     .classify = classify,
     .nclassify = sizeof(classify) / sizeof(classify[0]),
     .flush_bytes = 0,
@@ -434,6 +480,25 @@ const zlb_backend_desc_t zlb_test3_backend_desc = {
     .visibility_env = NULL,
     .also_env = NULL,
     .caps = ZLB_CAP_GRAPH | ZLB_CAP_RNG_STATE,
+    .classify = classify,
+    .nclassify = sizeof(classify) / sizeof(classify[0]),
+    .flush_bytes = 0,
+    .vtbl = &vtbl,
+    .probe_in_auto = 0,
+};
+
+/* Holds but no graphs (a runtime whose graphs are not reliable): `auto`
+ * resolves to the queue timer here. */
+static const char *const testq_aliases[] = {NULL};
+
+const zlb_backend_desc_t zlb_testq_backend_desc = {
+    .name = "testq",
+    .vendor = "zlbench tests",
+    .aliases = testq_aliases,
+    .sonames = NULL,
+    .visibility_env = "ZL_TESTQ_VISIBLE_DEVICES",
+    .also_env = NULL,
+    .caps = ZLB_CAP_RNG_STATE | ZLB_CAP_HOLD,
     .classify = classify,
     .nclassify = sizeof(classify) / sizeof(classify[0]),
     .flush_bytes = 0,

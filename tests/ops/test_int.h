@@ -10,18 +10,28 @@
 enum {
   TEST_ERR_CAPTURE_UNSUPPORTED = 900,
   TEST_ERR_CAPTURE_INVALIDATED = 901,
-  TEST_ERR_ILLEGAL_ADDRESS = 700
+  TEST_ERR_ILLEGAL_ADDRESS = 700,
+  TEST_ERR_NOT_SUPPORTED = 801
 };
 
 struct test_stream {
   int capturing;
   int invalidated;
   unsigned long long capture_start_ns;
+  int held;    /* a hold is in force (read and written atomically) */
+  int queued;  /* entries enqueued since the hold began */
 };
+
+/* One entry (a launch, an event) enqueued on `s`: on a held stream it
+ * waits in the emulated launch queue, and with ZL_TEST_QUEUE_DEPTH=N an
+ * entry beyond the N-th blocks the caller until the hold is released, as a
+ * launch into a full queue does on a real device. */
+void zlb_test_stream_enqueue(struct test_stream *s);
 
 extern const zlb_backend_desc_t zlb_test_backend_desc;
 extern const zlb_backend_desc_t zlb_test2_backend_desc;
 extern const zlb_backend_desc_t zlb_test3_backend_desc;
+extern const zlb_backend_desc_t zlb_testq_backend_desc;
 /* The index of the last device_select call, -1 before one. */
 extern int zlb_test_selected_device;
 /* Make the next health probe fail: the context is "poisoned". */

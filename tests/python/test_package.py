@@ -225,6 +225,15 @@ def test_timer_selection_on_host():
     with pytest.raises(zlbench.ZlbenchError, match="tracer") as info:
         zlbench.measure(fn, timer="cupti", **QUICK)
     assert info.value.name == "ZLB_EUNSUPPORTED"
+    with pytest.raises(zlbench.ZlbenchError, match="tracer"):
+        zlbench.measure(fn, timer="trace", **QUICK)
+    # The queue timer needs a stream the backend can hold; the host runs
+    # work as it is enqueued, so the measurement falls back, marked.
+    queue = zlbench.measure(fn, timer="queue", **QUICK)
+    assert queue.timer == "direct"
+    assert queue.marker.startswith("fallback(phase=hold,reason=UNSUPPORTED,")
+    with pytest.raises(ValueError):
+        zlbench.measure(fn, timer="fastest", **QUICK)
 
 
 def test_result_fields():

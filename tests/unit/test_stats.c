@@ -71,6 +71,19 @@ static void test_names(void **state) {
   assert_int_equal(zlb_timer_parse("direct", &t), 0);
   assert_int_equal(t, ZLB_TIMER_DIRECT);
   assert_int_equal(zlb_timer_parse("cudagraph", &t), ZLB_EINVAL);
+  /* The trace timer is named for what it measures; its old name, "cupti",
+   * still selects it, and every name reads back as "trace". */
+  t = ZLB_TIMER_AUTO;
+  assert_int_equal(zlb_timer_parse("trace", &t), 0);
+  assert_int_equal(t, ZLB_TIMER_TRACE);
+  t = ZLB_TIMER_AUTO;
+  assert_int_equal(zlb_timer_parse("cupti", &t), 0);
+  assert_int_equal(t, ZLB_TIMER_TRACE);
+  assert_string_equal(zlb_timer_name(ZLB_TIMER_TRACE), "trace");
+  assert_int_equal(zlb_timer_parse("CUPTI", &t), ZLB_EINVAL);
+  assert_int_equal(zlb_timer_parse("queue", &t), 0);
+  assert_int_equal(t, ZLB_TIMER_QUEUE);
+  assert_string_equal(zlb_timer_name(ZLB_TIMER_QUEUE), "queue");
   for (int i = ZLB_RET_MEDIAN; i <= ZLB_RET_ALL; i++) {
     assert_int_equal(zlb_return_mode_parse(zlb_return_mode_name((zlb_return_mode_t)i), &m), 0);
     assert_int_equal(m, i);
@@ -80,6 +93,14 @@ static void test_names(void **state) {
   assert_int_equal(zlb_timer_resolve(ZLB_TIMER_AUTO, 0), ZLB_TIMER_DIRECT);
   assert_int_equal(zlb_timer_resolve(ZLB_TIMER_GRAPH, 0), ZLB_TIMER_DIRECT);
   assert_int_equal(zlb_timer_resolve(ZLB_TIMER_DIRECT, ZLB_CAP_GRAPH), ZLB_TIMER_DIRECT);
+  /* auto: graph where graphs are reliable (CUDA, which can also hold),
+   * else the queue timer where a stream can be held, else direct. */
+  assert_int_equal(zlb_timer_resolve(ZLB_TIMER_AUTO, ZLB_CAP_GRAPH | ZLB_CAP_HOLD),
+                   ZLB_TIMER_GRAPH);
+  assert_int_equal(zlb_timer_resolve(ZLB_TIMER_AUTO, ZLB_CAP_HOLD), ZLB_TIMER_QUEUE);
+  /* Asked for, the queue timer stays: each shape falls back, marked. */
+  assert_int_equal(zlb_timer_resolve(ZLB_TIMER_QUEUE, 0), ZLB_TIMER_QUEUE);
+  assert_int_equal(zlb_timer_resolve(ZLB_TIMER_QUEUE, ZLB_CAP_GRAPH), ZLB_TIMER_QUEUE);
 }
 
 int main(void) {

@@ -446,7 +446,7 @@ static void test_noise_stop(void **state) {
   b->v->stream_destroy(b, s);
 }
 
-/* The cupti timer needs the backend's activity tracer. */
+/* The trace timer needs the backend's activity tracer. */
 static void test_trace_needs_tracer(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
@@ -515,7 +515,7 @@ static int traced_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
   return 0;
 }
 
-/* The cupti timer sums every kernel of a call, and attributes kernels to
+/* The trace timer sums every kernel of a call, and attributes kernels to
  * calls even when the tracer's clock runs microseconds ahead of the host's
  * (a short kernel's start then reads before its launch). */
 static void test_trace_attribution(void **state) {
@@ -542,7 +542,7 @@ static void test_trace_attribution(void **state) {
       fail_msg("skew %lld ns: %s", (long long)skews[i], e.msg);
     /* Two 20 us kernels per call: 40 us, whatever the skew. */
     assert_true(fabs(m.value_ms - 0.040) < 1e-9);
-    assert_int_equal(m.timer, ZLB_TIMER_CUPTI);
+    assert_int_equal(m.timer, ZLB_TIMER_TRACE);
     zlb_measurement_release(&m);
   }
   /* A call that ran no kernel is an error, not a zero. */
@@ -553,6 +553,292 @@ static void test_trace_attribution(void **state) {
   assert_str_contains(e.msg, "recorded no kernel for call");
   zlb_measurement_release(&m);
   tb.v->stream_destroy(&tb, s);
+}
+
+/* ---- the queue timer ------------------------------------------------------ */
+
+/* The test library's emulated launch queue (tests/ops/test_backend.c):
+ * one entry enqueued on a stream, blocking while the stream is held and
+ * the queue is full. */
+static void test_enqueue(zlb_stream_t s) {
+  static void (*fn)(zlb_stream_t);
+  if (!fn) {
+    void *h = dlopen(getenv("ZLB_TEST_OPS"), RTLD_NOW | RTLD_NOLOAD);
+    void *sym = h ? dlsym(h, "zlb_test_stream_enqueue") : NULL;
+    if (!sym)
+      fail_msg("%s", "zlb_test_stream_enqueue not found");
+    memcpy(&fn, &sym, sizeof(fn));
+  }
+  fn(s);
+}
+
+/* A call that is one launch on the emulated device: it waits in the
+ * launch queue like a kernel launch, then spins for spin_us. */
+static int queued_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  test_enqueue(s);
+  return fake_call(ctx, s, err);
+}
+
+static zlb_timing_opts_t queue_opts(void) {
+  zlb_timing_opts_t o = quick_opts();
+  o.queue_batch_ms = 0.5;
+  o.queue_min_batches = 4;
+  o.queue_timeout_ms = 30;
+  return o;
+}
+
+/* K fills the batch target from the estimate, never more than the cap;
+ * every batch is timed and counted; the value is per call. */
+static void test_queue_sizing(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_timing_opts_t o = queue_opts();
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  char marker[256];
+  long want;
+  (void)state;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+
+  /* 50 us calls, 2 ms batches: K = ceil(2 / estimate), about 40. */
+  {
+    struct fake f = {0, 0, 0, 0, 0, 50};
+    zlb_launch_t l = {.call = queued_call, .ctx = &f};
+    o.queue_batch_ms = 2.0;
+    memset(&m, 0, sizeof(m));
+    if (zlb_time_case(b, s, &l, ZLB_TIMER_QUEUE, 0, &o, NULL, &m, marker, sizeof(marker),
+                      &fail, &e))
+      fail_msg("queue timer: %s", e.msg);
+    assert_string_equal(marker, "-");
+    assert_int_equal(m.timer, ZLB_TIMER_QUEUE);
+    want = (long)ceil(o.queue_batch_ms / m.estimate_ms);
+    assert_int_equal(m.queue_launches, want < 1 ? 1 : want);
+    assert_int_equal(m.invalid_batches, 0);
+    assert_true(m.batches >= o.queue_min_batches);
+    assert_int_equal((size_t)m.batches, m.nsamples);
+    /* Per call, not per batch: about 50 us, where a whole batch (K calls
+     * of at least 50 us each, at least 2 ms) is far above 1 ms. */
+    assert_true(m.value_ms > 0.045 && m.value_ms < 1.0);
+    zlb_measurement_release(&m);
+  }
+
+  /* Calls far shorter than a batch: K is the depth cap, exactly. */
+  {
+    struct fake f = {0, 0, 0, 0, 0, 0};
+    zlb_launch_t l = {.call = queued_call, .ctx = &f};
+    o.queue_max_launches = 37;
+    o.queue_batch_ms = 100; /* 37 calls of any sane estimate are shorter */
+    memset(&m, 0, sizeof(m));
+    assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_QUEUE, 0, &o, NULL, &m, marker,
+                                   sizeof(marker), &fail, &e), 0);
+    assert_int_equal(m.timer, ZLB_TIMER_QUEUE);
+    assert_int_equal(m.queue_launches, 37);
+    zlb_measurement_release(&m);
+    /* A cap beyond what a launch queue holds is an input error. */
+    o.queue_max_launches = ZLB_QUEUE_LAUNCHES_LIMIT + 1;
+    memset(&m, 0, sizeof(m));
+    assert_int_equal(zlb_time_queue(b, s, &l, &o, &m, &fail, &e), ZLB_EINVAL);
+    zlb_measurement_release(&m);
+  }
+  b->v->stream_destroy(b, s);
+}
+
+/* The order of operations of a batch, recorded by a backend that logs
+ * them: hold, start event, K calls with no event between them, end event,
+ * release, synchronisation; nothing else on the stream while it is held. */
+static struct {
+  char ops[65536];
+  size_t n;
+  zlb_backend_t *inner;
+} oplog;
+
+static void oplog_add(char c) {
+  if (oplog.n + 1 < sizeof(oplog.ops))
+    oplog.ops[oplog.n++] = c;
+  oplog.ops[oplog.n] = '\0';
+}
+
+static int lg_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err) {
+  (void)b;
+  oplog_add('H');
+  return oplog.inner->v->stream_hold(oplog.inner, s, h, err);
+}
+
+static void lg_release(zlb_backend_t *b, zlb_hold_t h) {
+  (void)b;
+  oplog_add('R');
+  oplog.inner->v->stream_release(oplog.inner, h);
+}
+
+static int lg_record(zlb_backend_t *b, zlb_event_t ev, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  oplog_add('E');
+  return oplog.inner->v->event_record(oplog.inner, ev, s, err);
+}
+
+static int lg_sync(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  oplog_add('S');
+  return oplog.inner->v->stream_sync(oplog.inner, s, err);
+}
+
+static int logged_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  oplog_add('C');
+  return fake_call(ctx, s, err);
+}
+
+static void test_queue_batch_order(void **state) {
+  zlb_backend_t *b = test_backend(), lb = *b;
+  zlb_backend_vtbl_t v = *b->v;
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 40};
+  zlb_launch_t l = {.call = logged_call, .ctx = &f};
+  zlb_timing_opts_t o = queue_opts();
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  zlb_strbuf_t want = ZLB_STRBUF_INIT;
+  const char *first;
+  (void)state;
+  v.stream_hold = lg_hold;
+  v.stream_release = lg_release;
+  v.event_record = lg_record;
+  v.stream_sync = lg_sync;
+  lb.v = &v;
+  oplog.inner = b;
+  oplog.n = 0;
+  assert_int_equal(lb.v->stream_create(&lb, &s, &e), 0);
+  memset(&m, 0, sizeof(m));
+  if (zlb_time_queue(&lb, s, &l, &o, &m, &fail, &e))
+    fail_msg("queue timer: %s", e.msg);
+  assert_true(m.queue_launches >= 1 && m.batches >= o.queue_min_batches);
+  for (int i = 0; i < m.batches; i++) {
+    zlb_strbuf_addstr(&want, "HE");
+    for (int c = 0; c < m.queue_launches; c++)
+      zlb_strbuf_addch(&want, 'C');
+    zlb_strbuf_addstr(&want, "ERS");
+  }
+  first = strchr(oplog.ops, 'H');
+  assert_non_null(first);
+  assert_string_equal(first, want.buf);
+  zlb_strbuf_release(&want);
+  zlb_measurement_release(&m);
+  lb.v->stream_destroy(&lb, s);
+}
+
+/* Where the stream cannot be held, each shape falls back to the direct
+ * timer with a marker saying why: a backend without holds, a call that
+ * waits for the device from the host, a hold the backend refuses. A fatal
+ * hold failure is an error with no value. */
+static void test_queue_fallback(void **state) {
+  zlb_backend_t *host = NULL, *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 20};
+  zlb_launch_t l = {.call = fake_call, .ctx = &f};
+  zlb_timing_opts_t o = queue_opts();
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  char marker[256];
+  (void)state;
+
+  assert_int_equal(zlb_backend_open_name("host", &host, &e), 0);
+  assert_int_equal(zlb_backend_select_device(host, 0, &e), 0);
+  assert_null(host->v->stream_hold);
+  assert_int_equal(host->v->stream_create(host, &s, &e), 0);
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(zlb_time_case(host, s, &l, ZLB_TIMER_QUEUE, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  assert_string_equal(marker, "fallback(phase=hold,reason=UNSUPPORTED,repeat=1)");
+  assert_int_equal(m.timer, ZLB_TIMER_DIRECT);
+  assert_true(m.nsamples > 0 && m.value_ms > 0);
+  assert_int_equal(m.queue_launches, 0);
+  zlb_measurement_release(&m);
+  host->v->stream_destroy(host, s);
+  zlb_backend_close(host);
+
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  l.host_sync = 1;
+  o.repeat = 2;
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_QUEUE, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  assert_string_equal(marker, "fallback(phase=hold,reason=HOST_SYNC,repeat=2)");
+  assert_int_equal(m.timer, ZLB_TIMER_DIRECT);
+  assert_int_equal(m.ncalls, 2);
+  zlb_measurement_release(&m);
+  l.host_sync = 0;
+  o.repeat = 1;
+
+  setenv("ZL_TEST_FAULT", "hold:refused", 1);
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_QUEUE, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  assert_string_equal(marker, "fallback(phase=hold,reason=TEST_ERROR_NOT_SUPPORTED,repeat=1)");
+  assert_int_equal(m.timer, ZLB_TIMER_DIRECT);
+  zlb_measurement_release(&m);
+
+  setenv("ZL_TEST_FAULT", "hold:fatal", 1);
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_QUEUE, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), ZLB_EFATAL);
+  unsetenv("ZL_TEST_FAULT");
+  assert_int_equal(fail.phase, ZLB_PHASE_HOLD);
+  assert_int_equal(fail.verdict, ZLB_VERDICT_FATAL);
+  assert_int_equal(m.nsamples, 0);
+  zlb_measurement_release(&m);
+  b->v->stream_destroy(b, s);
+}
+
+/* A hold the normal path never releases must not hang the process: with
+ * no room in the launch queue the first enqueue behind the hold blocks,
+ * the watchdog releases the hold after the timeout, the batch is
+ * discarded, and after three such batches the shape falls back. With a
+ * queue of 40 entries, batches of 256 and then 64 calls block, and 16 fit:
+ * the measurement completes with K = 16 and two discarded batches. */
+static void test_queue_watchdog(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 0};
+  zlb_launch_t l = {.call = queued_call, .ctx = &f};
+  zlb_timing_opts_t o = queue_opts();
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  char marker[256];
+  double t0;
+  (void)state;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  o.queue_max_launches = 256;
+  o.queue_batch_ms = 100; /* K starts at the cap whatever the estimate */
+
+  setenv("ZL_TEST_QUEUE_DEPTH", "0", 1);
+  memset(&m, 0, sizeof(m));
+  t0 = zlb_now_s();
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_QUEUE, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  /* Three timeouts of 30 ms, then the direct timer: well under 2 s. */
+  assert_true(zlb_now_s() - t0 < 2.0);
+  assert_string_equal(marker, "fallback(phase=hold,reason=HOLD_TIMEOUT,repeat=1)");
+  assert_int_equal(m.timer, ZLB_TIMER_DIRECT);
+  assert_true(m.nsamples > 0);
+  zlb_measurement_release(&m);
+
+  setenv("ZL_TEST_QUEUE_DEPTH", "40", 1);
+  memset(&m, 0, sizeof(m));
+  if (zlb_time_case(b, s, &l, ZLB_TIMER_QUEUE, 0, &o, NULL, &m, marker, sizeof(marker),
+                    &fail, &e))
+    fail_msg("queue timer with a 40-entry queue: %s", e.msg);
+  unsetenv("ZL_TEST_QUEUE_DEPTH");
+  assert_string_equal(marker, "-");
+  assert_int_equal(m.timer, ZLB_TIMER_QUEUE);
+  assert_int_equal(m.invalid_batches, 2);
+  assert_int_equal(m.queue_launches, 16);
+  assert_true(m.batches >= o.queue_min_batches);
+  assert_str_contains(m.note, "K reduced from 256 to 16");
+  zlb_measurement_release(&m);
+  b->v->stream_destroy(b, s);
 }
 
 static void test_noise_stat(void **state) {
@@ -569,6 +855,10 @@ int main(void) {
       cmocka_unit_test(test_trace_needs_tracer),
       cmocka_unit_test(test_trace_attribution),
       cmocka_unit_test(test_noise_stat),
+      cmocka_unit_test(test_queue_sizing),
+      cmocka_unit_test(test_queue_batch_order),
+      cmocka_unit_test(test_queue_fallback),
+      cmocka_unit_test(test_queue_watchdog),
       cmocka_unit_test(test_fallback_state_machine),
       cmocka_unit_test(test_graph_success_and_repeat_marker),
       cmocka_unit_test(test_deny_skips_attempt),

@@ -1,4 +1,5 @@
-/* Test-only CUDA operator library (libzlb_ops_gputest.so): `oob_write`,
+/* Test-only CUDA operator library (libzlb_ops_gputest.so; `spin`, kernels
+ * of known duration, is in spin.cu): `oob_write`,
  * whose candidate writes 1 TiB past its output so the device raises an
  * illegal-address fault (the harness must report a fatal device fault
  * instead of a result), and `off_by_one`, whose candidate copies all but
@@ -110,9 +111,13 @@ const zlb_op_t kOobOp = ZLBC_OP("oob_write", "unary_pointwise", ZLB_DT_BIT(ZLB_D
 } // namespace
 } // namespace zlbc
 
+ZLBC_HIDDEN int zlbt_register_spin(zlb_op_registrar_t *r);
+
 extern "C" ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
   if (!r || r->abi_version != ZLB_OP_ABI_VERSION)
     return ZLB_EINVAL;
   int rc = r->add_op(r, &zlbc::kOobOp);
-  return rc ? rc : r->add_op(r, &zlbc::kOffOp);
+  if (!rc)
+    rc = r->add_op(r, &zlbc::kOffOp);
+  return rc ? rc : zlbt_register_spin(r);
 }
