@@ -7,7 +7,8 @@
  * the ZL_FAKE_* variables. HIP's visibility variables are honoured as HIP
  * does: ROCR_VISIBLE_DEVICES masks first, then HIP_VISIBLE_DEVICES (or
  * CUDA_VISIBLE_DEVICES) indexes what is left. ZL_FAKE_HIP_VERSION sets
- * the version both version queries report (default 6.3.42134). */
+ * the version both version queries report (default 6.3.42134);
+ * ZL_FAKE_NO_WAIT_VALUE=1 refuses hipStreamWaitValue32. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,9 +224,13 @@ int hipHostGetDevicePointer(void **dev, void *host, unsigned flags) {
   return ZHIP_SUCCESS;
 }
 
-/* Only the "greater or equal" comparison is emulated. */
+/* Only the "greater or equal" comparison is emulated. ZL_FAKE_NO_WAIT_VALUE=1:
+ * a device without stream waits (hipDeviceAttributeCanUseStreamWaitValue 0). */
 int hipStreamWaitValue32(zhip_stream_t s, void *ptr, uint32_t value, unsigned flags,
                          uint32_t mask) {
+  const char *no = getenv("ZL_FAKE_NO_WAIT_VALUE");
+  if (no && !strcmp(no, "1"))
+    return ZHIP_ERROR_NOT_SUPPORTED;
   if (flags != ZHIP_STREAM_WAIT_VALUE_GTE)
     return ZHIP_ERROR_NOT_SUPPORTED;
   return fk_wait_value32(S(s), ptr, value, mask);
