@@ -22,6 +22,29 @@ if [ "${1:-build}" = test ]; then
   have_header cmocka.h || need="$need libcmocka-dev"
   /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || want="$want python3-pytest"
 fi
+# HIP's header and runtime (Debian libamdhip64-dev), for the test that
+# checks the ROCm backend's declarations against the header and the "no
+# device" case on the real library: installed when we can, else those
+# checks are skipped, saying so. Not every distribution has it, so a
+# failed installation is only a warning.
+hip_dev() {
+  [ "${1:-build}" = test ] || return 0
+  have_header hip/hip_runtime_api.h && return 0
+  pre=""
+  if [ "$(id -u)" != 0 ]; then
+    have_cmd sudo && sudo -n true 2>/dev/null || {
+      echo "zlbench: the HIP header check will skip without libamdhip64-dev" >&2
+      return 0
+    }
+    pre="sudo"
+  fi
+  have_cmd apt-get || return 0
+  $pre apt-get install -y --no-install-recommends libamdhip64-dev >/dev/null 2>&1 ||
+    { $pre apt-get update >/dev/null 2>&1 &&
+      $pre apt-get install -y --no-install-recommends libamdhip64-dev >/dev/null 2>&1; } ||
+    echo "zlbench: libamdhip64-dev is not installable here: the HIP header check will skip" >&2
+  return 0
+}
 # Wanted, not needed: installed when we can install, else a warning.
 if [ -n "$want" ]; then
   if [ "$(id -u)" = 0 ] && have_cmd apt-get || { have_cmd sudo && have_cmd apt-get && sudo -n true 2>/dev/null; }; then
@@ -30,7 +53,10 @@ if [ -n "$want" ]; then
     echo "zlbench: the Python tests will skip without:$want (install with: sudo apt-get install -y$want)" >&2
   fi
 fi
-[ -z "$need" ] && exit 0
+if [ -z "$need" ]; then
+  hip_dev "${1:-build}"
+  exit 0
+fi
 
 cmd="apt-get update && apt-get install -y --no-install-recommends$need"
 if [ "$(id -u)" = 0 ] && have_cmd apt-get; then
@@ -44,3 +70,4 @@ else
   echo "zlbench: install them with: sudo sh -c '$cmd'" >&2
   exit 1
 fi
+hip_dev "${1:-build}"

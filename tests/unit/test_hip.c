@@ -6,6 +6,7 @@
  * device" with the fake's hipLaunchHostFunc. Without the fake (ctest sets
  * ZLB_FAKE_HIP) the test fails: it is the only way it runs. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,37 @@ static void test_hold(void **state) {
   B->v->stream_destroy(B, s);
 }
 
+/* HIP's current device is per thread: work from a thread that never chose
+ * one must still land on the selected device. */
+struct thread_alloc {
+  void *p;
+  int rc;
+};
+static void *alloc_in_thread(void *arg) {
+  struct thread_alloc *t = arg;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  t->rc = B->v->mem_alloc(B, 1 << 20, &t->p, &e);
+  return NULL;
+}
+
+static void test_thread_binding(void **state) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct thread_alloc t = {NULL, -1};
+  pthread_t th;
+  size_t free0, free1, total;
+  (void)state;
+  assert_int_equal(zlb_backend_select_device(B, 1, &e), 0);
+  assert_string_equal(B->info.name, "Fake AMD GPU 0");
+  assert_int_equal(B->v->mem_info(B, &free0, &total, &e), 0);
+  assert_int_equal(pthread_create(&th, NULL, alloc_in_thread, &t), 0);
+  pthread_join(th, NULL);
+  assert_int_equal(t.rc, 0);
+  assert_int_equal(B->v->mem_info(B, &free1, &total, &e), 0);
+  assert_int_equal(free0 - free1, 1 << 20);
+  B->v->mem_free(B, t.p);
+  assert_int_equal(zlb_backend_select_device(B, 0, &e), 0);
+}
+
 static void test_errors(void **state) {
   (void)state;
   assert_string_equal(zlb_backend_error_name(B, 700), "hipErrorIllegalAddress");
@@ -263,7 +295,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_devices),       cmocka_unit_test(test_memory),
       cmocka_unit_test(test_events_and_waits), cmocka_unit_test(test_capture_replay),
-      cmocka_unit_test(test_hold),          cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_hold),          cmocka_unit_test(test_thread_binding),
+      cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
