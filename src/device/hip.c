@@ -52,6 +52,7 @@ struct hip_state {
    * streams wait on (hipStreamWaitValue32, "greater or equal"); hold n
    * waits until the word reaches n, releasing it writes n. */
   uint32_t *hold_word;
+  void *hold_dev;     /* the word's device address */
   uint32_t hold_seq;
 };
 
@@ -479,7 +480,6 @@ static const char *hip_error_name(zlb_backend_t *b, int code) {
 static int hip_stream_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err) {
   struct hip_state *st = b->impl;
   uint32_t seq;
-  void *dev = NULL;
   int rc;
   *h = NULL;
   if (!api.host_alloc || !api.host_free || !api.host_device_ptr || !api.wait_value32)
@@ -489,19 +489,24 @@ static int hip_stream_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_
   if ((rc = bind(b, err)))
     return rc;
   if (!st->hold_word) {
-    void *p = NULL;
+    void *p = NULL, *dev = NULL;
+    int r;
     HIP("hipHostMalloc", api.host_alloc(&p, 64, ZHIP_HOST_MALLOC_PORTABLE |
                                                     ZHIP_HOST_MALLOC_MAPPED |
                                                     ZHIP_HOST_MALLOC_COHERENT));
+    if ((r = api.host_device_ptr(&dev, p, 0)) != ZHIP_SUCCESS) {
+      api.host_free(p);
+      return fail(err, "hipHostGetDevicePointer", r);
+    }
     st->hold_word = p;
+    st->hold_dev = dev;
     __atomic_store_n(st->hold_word, 0u, __ATOMIC_SEQ_CST);
     st->hold_seq = 0;
   }
   if (st->hold_seq == UINT32_MAX)
     return zlb_error_set(err, ZLB_EUNSUPPORTED, "the stream hold counter is exhausted");
-  HIP("hipHostGetDevicePointer", api.host_device_ptr(&dev, st->hold_word, 0));
   seq = st->hold_seq + 1;
-  HIP("hipStreamWaitValue32", api.wait_value32((zhip_stream_t)s, dev, seq,
+  HIP("hipStreamWaitValue32", api.wait_value32((zhip_stream_t)s, st->hold_dev, seq,
                                                 ZHIP_STREAM_WAIT_VALUE_GTE, 0xffffffffu));
   st->hold_seq = seq;
   *h = (zlb_hold_t)(uintptr_t)seq;

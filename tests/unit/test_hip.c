@@ -160,7 +160,7 @@ static void test_events_and_waits(void **state) {
   assert_int_equal(launch(s1, slow, NULL), 0);
   assert_int_equal(B->v->event_record(B, b, s1, &e), 0);
   assert_int_equal(B->v->event_elapsed(B, a, b, &ms, &e), 0);
-  assert_true(ms >= 19.0 && ms < 500.0);
+  assert_true(ms >= 19.0 && ms < 5000.0);
   /* s2 waits for s1's work enqueued so far: 'a' (30 ms) before 'b'. */
   assert_int_equal(launch(s1, tag, &first), 0);
   assert_int_equal(B->v->stream_wait(B, s2, s1, &e), 0);
