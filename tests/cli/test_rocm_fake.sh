@@ -63,6 +63,12 @@ expect_not_in "$TMP/out" "[1]"
 ZL_FAKE_DEVICES=4 ROCR_VISIBLE_DEVICES=3,1 HIP_VISIBLE_DEVICES=1 expect_rc 0 "$ZLBENCH" devices --backend rocm
 expect_in "$TMP/out" "[0] Fake AMD GPU 1  "
 expect_not_in "$TMP/out" "[1]"
+# CUDA_VISIBLE_DEVICES stands in for HIP's only when HIP's is unset.
+ZL_FAKE_DEVICES=4 HIP_VISIBLE_DEVICES=3 CUDA_VISIBLE_DEVICES=0,1 expect_rc 0 "$ZLBENCH" devices --backend rocm
+expect_in "$TMP/out" "[0] Fake AMD GPU 3  "
+expect_not_in "$TMP/out" "[1]"
+ZL_FAKE_DEVICES=4 CUDA_VISIBLE_DEVICES=1 expect_rc 0 "$ZLBENCH" devices --backend rocm
+expect_in "$TMP/out" "[0] Fake AMD GPU 1  "
 ZL_FAKE_DEVICES=2 expect_rc 3 "$ZLBENCH" run fake_copy $R --device 2 --out "$TMP/r2"
 expect_in "$TMP/err" "device 2 is not visible on backend 'rocm' (2 devices visible; check HIP_VISIBLE_DEVICES)"
 

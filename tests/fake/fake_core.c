@@ -102,9 +102,17 @@ static long env_long(const char *name, long dflt) {
 /* One visibility variable over the list left by the previous ones:
  * indices into that list, renumbered from 0; the first invalid or repeated
  * entry ends the list (as the vendors' runtimes do). Unset: no change. */
-static void apply_visibility(const char *name) {
-  const char *e = getenv(name);
+static void apply_visibility(const char *names) {
+  char name[64];
+  const char *e = NULL;
   int out[MAX_DEVICES], n = 0;
+  /* "A|B": the first of the alternatives that is set. */
+  while (*names && !e) {
+    size_t len = strcspn(names, "|");
+    snprintf(name, sizeof(name), "%.*s", (int)len, names);
+    e = getenv(name);
+    names += len + (names[len] == '|');
+  }
   if (!e)
     return;
   while (*e && n < MAX_DEVICES) {

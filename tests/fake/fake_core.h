@@ -39,7 +39,9 @@
 /* What a vendor shim tells the core: its codes and its variables. */
 typedef struct fk_vendor {
   const char *name;                  /* "hip" */
-  const char *const *visibility_env; /* applied in order, each renumbering what is left */
+  /* Applied in order, each renumbering what is left; "A|B" is the first of
+   * A and B that is set. */
+  const char *const *visibility_env;
   const char *fault_message;         /* printed before abort() ("%d" node, "%p" address) */
   int ok, invalid_value, out_of_memory, no_device, init_no_device, invalid_device,
       invalid_handle, not_ready, illegal_address, context_lost, not_supported,

@@ -5,8 +5,8 @@
  * checks against HIP's header), plus hipLaunchHostFunc for the test
  * operators. The device is emulated by fake_core.c; see fake_core.h for
  * the ZL_FAKE_* variables. HIP's visibility variables are honoured as HIP
- * does: ROCR_VISIBLE_DEVICES masks first, then HIP_VISIBLE_DEVICES (or
- * CUDA_VISIBLE_DEVICES) indexes what is left. ZL_FAKE_HIP_VERSION sets
+ * does: ROCR_VISIBLE_DEVICES masks first, then HIP_VISIBLE_DEVICES (or,
+ * when that is unset, CUDA_VISIBLE_DEVICES) indexes what is left. ZL_FAKE_HIP_VERSION sets
  * the version both version queries report (default 6.3.42134);
  * ZL_FAKE_NO_WAIT_VALUE=1 refuses hipStreamWaitValue32. */
 #include <stdio.h>
@@ -18,8 +18,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static const char *const hip_visibility[] = {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-                                             "CUDA_VISIBLE_DEVICES", NULL};
+static const char *const hip_visibility[] = {"ROCR_VISIBLE_DEVICES",
+                                             "HIP_VISIBLE_DEVICES|CUDA_VISIBLE_DEVICES", NULL};
 
 static const fk_vendor_t hip_vendor = {
     .name = "hip",
