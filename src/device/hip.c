@@ -8,8 +8,8 @@
  * the versions share.
  *
  * HIP's current device is per thread, like the CUDA runtime's: every call
- * that allocates or creates binds the calling thread to the selected
- * device first. */
+ * that allocates or creates sets the selected device on the calling thread
+ * first. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,15 +139,13 @@ static int fail(zlb_error_t *err, const char *call, int r) {
       return fail(err, call, r_);                                               \
   } while (0)
 
-/* The device this thread last bound (HIP's current device is per thread). */
-static __thread int bound_device = -1;
-
+/* HIP's current device is per thread, and operator code (or a framework
+ * beside us) may change it: every call that allocates or creates sets it
+ * first. Those calls are not on the timed path. */
 static int bind(zlb_backend_t *b, zlb_error_t *err) {
   struct hip_state *st = b->impl;
-  if (st->device < 0 || bound_device == st->device)
-    return 0;
-  HIP("hipSetDevice", api.set_device(st->device));
-  bound_device = st->device;
+  if (st->device >= 0)
+    HIP("hipSetDevice", api.set_device(st->device));
   return 0;
 }
 
@@ -237,9 +235,9 @@ static int hip_device_info(zlb_backend_t *b, int index, zlb_device_info_t *info,
 
 static int hip_device_select(zlb_backend_t *b, int index, zlb_error_t *err) {
   struct hip_state *st = b->impl;
+  /* Also called again to make the device current on another thread. */
   HIP("hipSetDevice", api.set_device(index));
   st->device = index;
-  bound_device = index;
   return 0;
 }
 
