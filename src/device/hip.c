@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_int.h" /* zlb__bind */
 #include "device_int.h"
 #include "hip_api.h"
 #include "zlbench/base.h"

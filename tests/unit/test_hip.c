@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "device/cuda_int.h" /* zlb__bind */
+#include "device/device_int.h" /* zlb__bind */
 #include "zlb_test.h"
 #include "zlbench/device.h"
 
