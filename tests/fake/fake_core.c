@@ -395,14 +395,17 @@ static void run_op(fk_stream_t *s, struct op *o) {
     break;
   }
   case OP_MEMCPY: {
-    int ok;
+    const void *bad = NULL;
     if (broken)
       break;
     pthread_mutex_lock(&lock);
-    ok = (o->dst_device ? inside(o->dst, o->n) : 1) && (o->src_device ? inside(o->src, o->n) : 1);
+    if (o->dst_device && !inside(o->dst, o->n))
+      bad = o->dst;
+    else if (o->src_device && !inside(o->src, o->n))
+      bad = o->src;
     pthread_mutex_unlock(&lock);
-    if (!ok)
-      device_fault(o->dst_device && !inside(o->dst, o->n) ? o->dst : o->src);
+    if (bad)
+      device_fault(bad);
     else
       memmove(o->dst, o->src, o->n);
     break;
