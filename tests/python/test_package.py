@@ -289,17 +289,33 @@ def test_library_and_version():
 
 
 def test_ctrl_c_while_the_engine_runs_is_a_keyboard_interrupt():
-    # SIGINT at any moment of a measurement (simulated with
-    # _thread.interrupt_main from a timer): always KeyboardInterrupt, never
-    # an engine error with an undefined status from a callback that Ctrl-C
-    # interrupted before its try.
+    # SIGINT during a measurement (simulated with _thread.interrupt_main):
+    # always KeyboardInterrupt, never an engine error with an undefined
+    # status from a callback that Ctrl-C interrupted before its try.
     import _thread
-    for i in range(20):
-        t = threading.Timer(0.002 + 0.0015 * i, _thread.interrupt_main)
-        t.start()
+    # From inside fn, at each of the first 6 calls (the estimate's, which
+    # every measurement makes): the signal lands in the callback.
+    for k in range(1, 7):
+        calls = []
+
+        def fn():
+            calls.append(1)
+            if len(calls) == k:
+                _thread.interrupt_main()
+        with pytest.raises(KeyboardInterrupt):
+            zlbench.measure(fn, backend="host", warmup=1, rep=50)
+        assert len(calls) == k  # nothing called after the interrupt
+    # From another thread, at moments between and inside the callbacks of
+    # a measurement that lasts far longer than the delays.
+    for i in range(10):
+        t = threading.Timer(0.002 + 0.003 * i, _thread.interrupt_main)
         try:
             with pytest.raises(KeyboardInterrupt):
-                zlbench.measure(lambda: None, backend="host", warmup=1, rep=300)
+                # On a loaded machine the timer may fire before start()
+                # returns: that is a KeyboardInterrupt here too.
+                t.start()
+                zlbench.measure(lambda: time.sleep(0.0002), backend="host", warmup=1,
+                                rep=10000, max_samples=100000)
         finally:
             t.join()
     assert zlbench.measure(lambda: None, **QUICK).value >= 0
