@@ -569,7 +569,7 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
 out:
   if (lock_fd >= 0)
     close(lock_fd);
-  for (size_t i = 0; i < nsh; i++) {
+  for (size_t i = 0; i <= nsh && i < o->dirs->n; i++) {
     zlb_json_free(sh[i].id);
     free(sh[i].rows);
   }
