@@ -335,8 +335,8 @@ static void write_shard_entry(zlb_jw_t *jw, const shard_t *s, int index) {
       zlb_jw_string(jw, ids->items[i]->string);
     zlb_jw_array_end(jw);
   }
-  zlb_jw_key_string(jw, "visibility_value",
-                    zlb_json_get_string(zlb_json_get(s->id, "backend"), "visibility_value", NULL));
+  zlb_jw_key_string(jw, "visibility_grant",
+                    zlb_json_get_string(zlb_json_get(s->id, "backend"), "visibility_grant", NULL));
   zlb_jw_key_string(jw, "job", s->job[0] ? s->job : NULL);
   zlb_jw_key_string(jw, "started", zlb_json_get_string(s->id, "started", NULL));
   zlb_jw_key_string(jw, "finished", zlb_json_get_string(s->id, "finished", NULL));

@@ -104,7 +104,7 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
   zlb_jw_init(&jw, 1);
   zlb_identity_head(&jw, "batch", o->argc, o->argv);
   zlb_identity_backend_begin(&jw, b->backend, b->vis_env[0] ? b->vis_env : NULL);
-  zlb_jw_key_string(&jw, "visibility_value", b->vis_env[0] ? getenv(b->vis_env) : NULL);
+  zlb_jw_key_string(&jw, "visibility_grant", b->vis_env[0] ? getenv(b->vis_env) : NULL);
   zlb_jw_key_array(&jw, "also_env");
   for (size_t i = 0; i < b->vis_also.n; i++)
     zlb_jw_string(&jw, b->vis_also.v[i]);
