@@ -10,13 +10,31 @@
 SLURM_PIDS=""
 
 slurm_stop() {
-  local p
+  local p i ids
+  # Jobs first (their slurmstepd outlives slurmd), while slurmctld answers.
+  if [ -n "$SLURM_PIDS" ] && [ -n "${SLURM_CONF:-}" ]; then
+    ids=$(squeue -h -o %A 2>/dev/null)
+    if [ -n "$ids" ]; then
+      scancel $ids 2>/dev/null
+      for i in $(seq 1 40); do [ -z "$(squeue -h 2>/dev/null)" ] && break; sleep 0.25; done
+    fi
+  fi
   for p in $SLURM_PIDS; do kill "$p" 2>/dev/null; done
   for p in $SLURM_PIDS; do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+    for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
     kill -9 "$p" 2>/dev/null
     wait "$p" 2>/dev/null
   done
+  # Whatever this cluster started and is still there (a step daemon, a
+  # job's process): they carry this cluster's SLURM_CONF.
+  if [ -n "$SLURM_PIDS" ] && [ -n "${SLURM_CONF:-}" ]; then
+    for p in /proc/[0-9]*; do
+      p=${p#/proc/}
+      [ "$p" != $$ ] || continue
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF" &&
+        kill -9 "$p" 2>/dev/null
+    done
+  fi
   SLURM_PIDS=""
 }
 

@@ -14,6 +14,7 @@
 [ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
 set -o pipefail
 trap 'slurm_stop; rm -rf "$TMP"' EXIT
+trap 'exit 143' TERM INT
 slurm_start "$TMP/cluster"
 case $? in 0) ;; 77) exit 77 ;; *) fail "could not start the Slurm cluster" ;; esac
 printf 'default:\n  shapes: [[16, 16]]\nmm:\n  shapes: [[16, 16, 16]]\n' >"$TMP/tiny.yaml"
