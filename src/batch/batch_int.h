@@ -153,7 +153,8 @@ int zlb__status_write(const char *path, const zlb__status_row_t *rows, size_t n,
 /* Read an ops_status.csv that another process or host wrote (a shard's),
  * checking every field: the header, 11 fields a row, numbers, a known
  * status, a valid operator name given once, values that fit; at most
- * `max_bytes`. An error names the file and line. */
+ * `max_bytes`. An error names the file (and line). Rows come sorted by
+ * operator (zlb__status_row_cmp). */
 int zlb__status_read_checked(const char *path, size_t max_bytes, zlb__status_row_t **rows,
                              size_t *n, zlb_error_t *err);
 /* 1 when `s` can be an operator's folder name: 1..127 characters of

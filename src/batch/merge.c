@@ -31,7 +31,8 @@ typedef struct shard {
   const char *state; /* finished, interrupted, unfinished */
   const char *host;
   const zlb_json_t *selection;
-  zlb__status_row_t *rows;
+  const char **sorted; /* the selection's names, sorted */
+  zlb__status_row_t *rows; /* sorted by operator */
   size_t nrows;
   int merged; /* operators taken from it */
   char job[96]; /* "12_3" or "12", "" when not under Slurm */
@@ -105,13 +106,9 @@ static const char *check_identity(const zlb_json_t *j) {
   if (!str_array(sel, MAX_OPS))
     return "selection is missing or not an array of strings (a batch older than "
            "'zlbench merge' does not record it: run it again)";
-  for (size_t i = 0; i < sel->n; i++) {
+  for (size_t i = 0; i < sel->n; i++)
     if (!zlb__op_name_ok(sel->items[i]->string))
       return "selection holds an invalid operator name";
-    for (size_t k = 0; k < i; k++)
-      if (!strcmp(sel->items[k]->string, sel->items[i]->string))
-        return "selection lists an operator twice";
-  }
   ops = zlb_json_get(j, "operators");
   if (!ops || ops->kind != ZLB_JSON_ARRAY || ops->n > sel->n)
     return "operators is not an array no longer than selection";
@@ -124,6 +121,10 @@ static const char *check_identity(const zlb_json_t *j) {
   if (intr && intr->kind != ZLB_JSON_BOOL)
     return "interrupted is not a boolean";
   return "";
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static int read_shard(shard_t *s, zlb_error_t *err) {
@@ -146,6 +147,16 @@ static int read_shard(shard_t *s, zlb_error_t *err) {
   s->index = (int)path_get(s->id, "shard", "index")->number;
   s->host = path_get(s->id, "host", "hostname")->string;
   s->selection = zlb_json_get(s->id, "selection");
+  s->sorted = zlb_xcalloc(s->selection->n + 1, sizeof(*s->sorted));
+  for (size_t i = 0; i < s->selection->n; i++)
+    s->sorted[i] = s->selection->items[i]->string;
+  qsort(s->sorted, s->selection->n, sizeof(*s->sorted), cmp_str);
+  for (size_t i = 1; i < s->selection->n; i++)
+    if (!strcmp(s->sorted[i - 1], s->sorted[i])) {
+      rc = zlb_error_set(err, ZLB_EPARSE, "%s: selection lists operator '%s' twice", p.buf,
+                         s->sorted[i]);
+      goto out;
+    }
   fin = zlb_json_get(s->id, "finished");
   intr = zlb_json_get(s->id, "interrupted");
   s->state = fin->kind == ZLB_JSON_NULL ? "unfinished"
@@ -171,9 +182,9 @@ static int read_shard(shard_t *s, zlb_error_t *err) {
     goto out;
   /* A row of an operator this shard does not own is a mix-up. */
   for (size_t i = 0; i < s->nrows; i++) {
-    int owned = zlb_shard_host(s->rows[i].op, s->count) == s->index, listed = 0;
-    for (size_t k = 0; k < s->selection->n && !listed; k++)
-      listed = !strcmp(s->selection->items[k]->string, s->rows[i].op);
+    const char *key = s->rows[i].op;
+    int owned = zlb_shard_host(key, s->count) == s->index;
+    int listed = bsearch(&key, s->sorted, s->selection->n, sizeof(*s->sorted), cmp_str) != NULL;
     if (!listed || !owned) {
       rc = zlb_error_set(err, ZLB_EPARSE,
                          "%s: operator '%s' %s of shard %d of %d", p.buf, s->rows[i].op,
@@ -244,10 +255,11 @@ static int check_together(const shard_t *a, const shard_t *b, zlb_error_t *err) 
 /* ---- the merged folder ------------------------------------------------------------------ */
 
 static const zlb__status_row_t *row_of(const shard_t *s, const char *op) {
-  for (size_t i = 0; i < s->nrows; i++)
-    if (!strcmp(s->rows[i].op, op))
-      return &s->rows[i];
-  return NULL;
+  zlb__status_row_t key;
+  if (strlen(op) >= sizeof(key.op))
+    return NULL;
+  zlb_strlcpy(key.op, op, sizeof(key.op));
+  return s->nrows ? bsearch(&key, s->rows, s->nrows, sizeof(*s->rows), zlb__status_row_cmp) : NULL;
 }
 
 static int same_inode(const char *a, const char *b) {
@@ -571,6 +583,7 @@ out:
     close(lock_fd);
   for (size_t i = 0; i <= nsh && i < o->dirs->n; i++) {
     zlb_json_free(sh[i].id);
+    free(sh[i].sorted);
     free(sh[i].rows);
   }
   free(sh);

@@ -265,9 +265,6 @@ int zlb__status_read_checked(const char *path, size_t max_bytes, zlb__status_row
       r.attempts = (int)attempts;
       r.level = (int)level;
       r.seconds = seconds;
-      for (size_t i = 0; i < *n && !bad; i++)
-        if (!strcmp((*rows)[i].op, r.op))
-          bad = "operator listed twice";
     }
     if (bad) {
       rc = zlb_error_set(err, ZLB_EPARSE, "%s:%d: %s", path, line, bad);
@@ -276,6 +273,15 @@ int zlb__status_read_checked(const char *path, size_t max_bytes, zlb__status_row
       (*rows)[(*n)++] = r;
     }
     zlb_strvec_release(&f);
+  }
+  /* Sorted by operator (callers look rows up with bsearch); a name given
+   * twice is refused. */
+  if (!rc && *n) {
+    qsort(*rows, *n, sizeof(**rows), zlb__status_row_cmp);
+    for (size_t i = 1; i < *n && !rc; i++)
+      if (!strcmp((*rows)[i - 1].op, (*rows)[i].op))
+        rc = zlb_error_set(err, ZLB_EPARSE, "%s: operator '%s' is listed twice", path,
+                           (*rows)[i].op);
   }
 out:
   free(text);

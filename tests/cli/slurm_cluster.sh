@@ -31,7 +31,7 @@ slurm_stop() {
     for p in /proc/[0-9]*; do
       p=${p#/proc/}
       [ "$p" != $$ ] || continue
-      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF" &&
+      { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF" &&
         kill -9 "$p" 2>/dev/null
     done
   fi

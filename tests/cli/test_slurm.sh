@@ -42,7 +42,7 @@ job_state() { scontrol show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' 
 TL="$TMP/tl"
 expect_rc 0 "$ZLBENCH" slurm --out "$TL" --shards 2 --time 1 --job-name zlb-tl --submit -- \
   --backend test --lib "$TESTOPS" --ops good_copy,good_scale,wrong_result,hang --devices 0 \
-  --timeout 600 --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml" $QUICK
+  --timeout 600 --grace 1 --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml" $QUICK
 TL_JOBS=$(job_ids)
 set -- $TL_JOBS
 TL_ARRAY=$1
