@@ -443,6 +443,23 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
                            "'%s' holds results that are not a merge: choose another output "
                            "folder",
                            o->out_dir);
+      else {
+        /* A merge of another batch is not overwritten either. */
+        zlb_strbuf_t a = ZLB_STRBUF_INIT, b = ZLB_STRBUF_INIT;
+        for (size_t f = 0; f < 2 && !rc; f++) {
+          const char *key = f ? "selection" : "run_args";
+          field_text(old, key, NULL, &a);
+          field_text(ref->id, key, NULL, &b);
+          if (strcmp(a.buf, b.buf) ||
+              zlb_json_get_number(path_get(old, "shard", NULL), "count", -1) != ref->count)
+            rc = zlb_error_set(err, ZLB_EEXIST,
+                               "'%s' holds the merge of another batch (its %s or shard count "
+                               "differ): choose another output folder",
+                               o->out_dir, key);
+        }
+        zlb_strbuf_release(&a);
+        zlb_strbuf_release(&b);
+      }
       zlb_json_free(old);
       free(text);
       if (rc)

@@ -121,6 +121,9 @@ op1=$(echo "$want" | head -1)
 ln -s /etc/passwd "$TMP/bad/ops/$op1/stolen.log"
 expect_rc 0 "$ZLBENCH" merge "$TMP/mb" "$TMP/s0" "$TMP/bad" "$TMP/s2"
 [ ! -e "$TMP/mb/ops/$op1/stolen.log" ] || fail "a symbolic link of a shard was followed"
+# Nor is the merge of another batch.
+expect_rc 2 "$ZLBENCH" merge "$TMP/m" "$TMP/o1"
+expect_in "$TMP/err" "holds the merge of another batch"
 # A batch's own folder is never overwritten by a merge.
 expect_rc 2 "$ZLBENCH" merge "$TMP/s2" "$TMP/s0" "$TMP/s1"
 expect_in "$TMP/err" "holds results that are not a merge"
