@@ -40,16 +40,19 @@ can_sudo() { have_cmd sudo && have_cmd apt-get && sudo -n true 2>/dev/null; }
 
 # Wanted, not needed: installed when we can install, else (or when the
 # installation fails) a warning: their tests skip, saying so.
+# One package at a time: one that this distribution lacks must not keep
+# the others out.
 if [ -n "$want" ]; then
-  cmd=$(install_cmd "$want")
-  if can_root; then
-    echo "zlbench: installing wanted packages:$want"
-    sh -c "$cmd" || echo "zlbench: could not install$want; their tests will skip (run: $cmd)" >&2
-  elif can_sudo; then
-    echo "zlbench: installing wanted packages with sudo:$want"
-    sudo sh -c "$cmd" || echo "zlbench: could not install$want; their tests will skip (run: sudo sh -c '$cmd')" >&2
+  if can_root; then pre=""; elif can_sudo; then pre="sudo"; else pre="none"; fi
+  if [ "$pre" = none ]; then
+    echo "zlbench: the Python, Slurm or HIP header tests will skip without:$want (install with: sudo sh -c '$(install_cmd "$want")')" >&2
   else
-    echo "zlbench: the Python, Slurm or HIP header tests will skip without:$want (install with: sudo sh -c '$cmd')" >&2
+    echo "zlbench: installing wanted packages:$want"
+    $pre apt-get update >/dev/null 2>&1 || true
+    for p in $want; do
+      $pre env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$p" \
+        >/dev/null 2>&1 || echo "zlbench: could not install $p; its tests will skip" >&2
+    done
   fi
 fi
 [ -z "$need" ] && exit 0
