@@ -12,6 +12,7 @@ static const struct {
     {"run", zlb_cmd_run, "benchmark one operator (baseline vs candidate)"},
     {"batch", zlb_cmd_batch, "screen many operators on every device, in child processes"},
     {"summary", zlb_cmd_summary, "aggregate run.log tables (ours and FlagGems') into summary.csv"},
+    {"compare", zlb_cmd_compare, "is B faster or slower than A, beyond noise (results folders)"},
     {"list", zlb_cmd_list, "list operators and families"},
     {"devices", zlb_cmd_devices, "list backends, devices and capability flags"},
     {"plan", zlb_cmd_plan, "show the timer and stages a backend's capabilities produce"},
