@@ -17,9 +17,12 @@ static const zlb_res_row_t *row_of(const zlb_cmp_pair_t *p) { return p->a ? p->a
 
 /* "timer,autotune" of the differing caliber fields. */
 static void caliber_list(const zlb_cmp_t *c, zlb_strbuf_t *out) {
+  int first = 1;
   for (int f = 0; f < ZLB_CAL_COUNT; f++)
-    if (c->caliber_diff & (1u << f))
-      zlb_strbuf_addf(out, "%s%s", out->len ? "," : "", zlb_caliber_field(f));
+    if (c->caliber_diff & (1u << f)) {
+      zlb_strbuf_addf(out, "%s%s", first ? "" : ",", zlb_caliber_field(f));
+      first = 0;
+    }
 }
 
 static void pct(zlb_strbuf_t *out, double r) {

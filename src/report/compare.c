@@ -478,6 +478,7 @@ void zlb_cmp_run(zlb_cmp_t *c, const zlb_res_set_t *a, const zlb_res_set_t *b,
     if (!pr->b) {
       memset(&pr->st, 0, sizeof(pr->st));
       pr->st.verdict = ZLB_V_NA;
+      pr->st.ratio = pr->st.lo = pr->st.hi = pr->st.p = pr->st.spread = NAN;
       continue;
     }
     c->nmatched++;
@@ -521,6 +522,7 @@ void zlb_cmp_run(zlb_cmp_t *c, const zlb_res_set_t *a, const zlb_res_set_t *b,
       zlb_cmp_pair_t *pr = &c->pairs[c->n++];
       pr->b = &b->rows[i];
       pr->st.verdict = ZLB_V_NA;
+      pr->st.ratio = pr->st.lo = pr->st.hi = pr->st.p = pr->st.spread = NAN;
       pr->a_ms = pr->b_ms = NAN;
     }
   for (int k = 0; k < 3; k++) {
