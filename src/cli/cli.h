@@ -105,5 +105,6 @@ int zlb_cmd_plan(int argc, char **argv);
 int zlb_cmd_summary(int argc, char **argv);
 int zlb_cmd_inventory(int argc, char **argv);
 int zlb_cmd_compare(int argc, char **argv);
+int zlb_cmd_report(int argc, char **argv);
 
 #endif
