@@ -7,6 +7,7 @@
 
 #include "zlb_test.h"
 #include "zlbench/compare.h"
+#include "zlbench/html.h"
 
 /* Deterministic pseudo-normal noise (sum of 12 uniforms), mean 0, sd 1. */
 static unsigned long long rng = 88172645463325252ULL;
@@ -284,12 +285,55 @@ static void test_bad_input(void **state) {
   zlb_res_release(&s);
 }
 
+/* Every string from results is escaped in the report; CSV fields split. */
+static void test_html(void **state) {
+  zlb_res_set_t a = ZLB_RES_SET_INIT;
+  zlb_html_input_t in;
+  zlb_strbuf_t o = ZLB_STRBUF_INIT;
+  const char *evil[] = {"[1]</td><script>alert(1)</script>"};
+  char line[] = "op,\"a \"\"q\"\", b\",,last\nnext";
+  char *f[8], *next;
+  (void)state;
+  add(&a, "x<img src=y onerror=z>", "zlb", evil, 1, 1.0, "FAILED", NULL);
+  memset(&in, 0, sizeof(in));
+  in.dir = "d'\"<>&";
+  in.res = &a;
+  in.identity = "{\"a\": \"</pre><script>bad()</script>\"}";
+  in.ops_status = "operator,status,attempts,dtype_level,backend,device,timer,seconds,"
+                  "error_signature,failed_dtypes,note\n"
+                  "bad<op>,crashed,1,1,test,0,,1,\"exit 9: <b>boom</b>, really\",,\n";
+  zlb_html_report(&in, &o);
+  assert_null(strstr(o.buf, "<img"));
+  assert_null(strstr(o.buf, "<script>alert"));
+  assert_null(strstr(o.buf, "<script>bad"));
+  assert_null(strstr(o.buf, "<b>boom"));
+  assert_str_contains(o.buf, "x&lt;img src=y onerror=z&gt;");
+  assert_str_contains(o.buf, "d&#39;&quot;&lt;&gt;&amp;");
+  assert_str_contains(o.buf, "exit 9: &lt;b&gt;boom&lt;/b&gt;, really");
+  assert_str_contains(o.buf, "<tr class=\"failed-op\"><td>bad&lt;op&gt;</td>");
+  /* exactly the page's two own scripts */
+  {
+    size_t n = 0;
+    for (const char *p = o.buf; (p = strstr(p, "<script")); p++)
+      n++;
+    assert_int_equal(n, 2);
+  }
+  assert_int_equal(zlb_csv_split(line, f, 8, &next), 4);
+  assert_string_equal(f[0], "op");
+  assert_string_equal(f[1], "a \"q\", b");
+  assert_string_equal(f[2], "");
+  assert_string_equal(f[3], "last");
+  assert_string_equal(next, "next");
+  zlb_res_release(&a);
+  zlb_strbuf_release(&o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_utest_exact), cmocka_unit_test(test_utest_ties_normal),
       cmocka_unit_test(test_median_iqr),  cmocka_unit_test(test_verdicts),
       cmocka_unit_test(test_matching_and_formats), cmocka_unit_test(test_caliber),
-      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_bad_input), cmocka_unit_test(test_html),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
