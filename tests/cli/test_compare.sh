@@ -45,6 +45,14 @@ expect_in "$TMP/out" "6 compared: 0 slower, 0 faster, 6 same"
 expect_rc 1 "$ZLBENCH" compare "$TMP/A/ops/steady_b/results.json" "$TMP/B"
 expect_in "$TMP/out" "only-B  steady_a"
 
+# ZL_TEST_SLOW_CANDIDATE (the harness enqueues the candidate twice per
+# timed call, any backend): steady_c about twice as slow, nothing else.
+ZL_TEST_SLOW_CANDIDATE=steady_c batch "$TMP/D"
+expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/D"
+[ "$(grep -Ec '^slower  steady_c .* \+(9[0-9]|10[0-9])\.[0-9]%' "$TMP/out")" = 2 ] ||
+  fail "ZL_TEST_SLOW_CANDIDATE: steady_c is not about 100 % slower"
+grep -E '^(slower|faster) ' "$TMP/out" | grep -v ' steady_c ' && fail "ZL_TEST_SLOW_CANDIDATE slowed another operator"
+
 # Another autotune mode: refused, naming the field; allowed on request.
 batch "$TMP/C" --autotune on
 expect_rc 2 "$ZLBENCH" compare "$TMP/A" "$TMP/C"
