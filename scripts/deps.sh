@@ -1,10 +1,12 @@
 #!/bin/sh
 # Check the build dependencies and install the missing Debian packages
 # (apt-get), or stop with the exact command to run.
-#   scripts/deps.sh build   compiler, make, cmake, libyaml, cJSON
-#   scripts/deps.sh test    the same plus cmocka, and pytest for Debian's
-#                           python3 (the Python package's tests; without it
-#                           they skip, saying so)
+#   scripts/deps.sh build   compiler, make, cmake, libyaml, cJSON, SQLite
+#                           (zlbench history)
+#   scripts/deps.sh test    the same plus cmocka, pytest for Debian's
+#                           python3 (the Python package's tests) and
+#                           chromium (the HTML report's browser test);
+#                           without the last two those tests skip, saying so
 set -u
 need=""
 want=""
@@ -18,16 +20,18 @@ have_header() {
 }
 have_header yaml.h || need="$need libyaml-dev"
 have_header cjson/cJSON.h || need="$need libcjson-dev"
+have_header sqlite3.h || need="$need libsqlite3-dev"
 if [ "${1:-build}" = test ]; then
   have_header cmocka.h || need="$need libcmocka-dev"
   /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || want="$want python3-pytest"
+  have_cmd chromium || have_cmd chromium-browser || have_cmd google-chrome || want="$want chromium"
 fi
 # Wanted, not needed: installed when we can install, else a warning.
 if [ -n "$want" ]; then
   if [ "$(id -u)" = 0 ] && have_cmd apt-get || { have_cmd sudo && have_cmd apt-get && sudo -n true 2>/dev/null; }; then
     need="$need$want"
   else
-    echo "zlbench: the Python tests will skip without:$want (install with: sudo apt-get install -y$want)" >&2
+    echo "zlbench: the Python and browser tests will skip without:$want (install with: sudo apt-get install -y$want)" >&2
   fi
 fi
 [ -z "$need" ] && exit 0
