@@ -41,8 +41,8 @@ double zlb_rel_iqr(const double *v, size_t n);
  * The ratio of medians median(b) / median(a) and its 95 % percentile
  * bootstrap interval: `resamples` resamplings of each set with
  * replacement, drawn by a xorshift64* generator from `seed` (so the
- * interval is the same on every run). Sets longer than 1000 samples are
- * thinned first to 1000 evenly spaced order statistics.
+ * interval is the same on every run). Sets longer than 500 samples are
+ * thinned first to 500 evenly spaced order statistics.
  */
 void zlb_ratio_ci(const double *a, size_t na, const double *b, size_t nb, int resamples,
                   unsigned long long seed, double *ratio, double *lo, double *hi);
@@ -61,10 +61,10 @@ const char *zlb_cmp_verdict_name(zlb_cmpv_t v);
 typedef struct zlb_cmp_params {
   double threshold; /* minimum effect: |ratio - 1| beyond it (0.02) */
   double alpha;     /* significance level of the U test (0.05) */
-  int resamples;    /* bootstrap resamples (500) */
+  int resamples;    /* bootstrap resamples (400) */
   unsigned long long seed;
 } zlb_cmp_params_t;
-#define ZLB_CMP_PARAMS_INIT {0.02, 0.05, 500, 24301ULL}
+#define ZLB_CMP_PARAMS_INIT {0.02, 0.05, 400, 24301ULL}
 
 typedef struct zlb_cmp_stat {
   zlb_cmpv_t verdict;
