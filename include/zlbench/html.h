@@ -32,7 +32,8 @@ typedef struct zlb_html_input {
   const char *ops_status;       /* ops_status.csv text (a batch), or NULL */
   const zlb_cmp_t *cmp;         /* verdicts against another set, or NULL */
   const char *cmp_label;        /* the other set's name */
-  const zlb_trend_t *trends;    /* per-operator history, or NULL */
+  int show_trends;              /* add the history section (trends may be empty) */
+  const zlb_trend_t *trends;    /* per-operator history */
   size_t ntrends;
 } zlb_html_input_t;
 

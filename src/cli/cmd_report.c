@@ -27,8 +27,9 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
         "options:\n",
         f);
   zlb_cli_help(f, opts);
-  fputs("\nexit codes: 0 written, 2 bad arguments, unreadable results or different\n"
-        "calibers, 6 the file could not be written.\n",
+  fputs("\nexit codes: 0 written, 1 written and, with --compare, a row slower\n"
+        "(--fail-on slower, the default), 2 bad arguments, unreadable results or\n"
+        "different calibers, 6 the file could not be written.\n",
         f);
 }
 
@@ -118,7 +119,8 @@ int zlb_cmd_report(int argc, char **argv) {
       rc = ZLB_EXIT_USAGE;
       goto out;
     }
-    in.trends = tr ? tr : (const zlb_trend_t *)"";
+    in.show_trends = 1;
+    in.trends = tr;
     in.ntrends = ntr;
   }
   in.dir = args.v[0];
@@ -139,6 +141,8 @@ int zlb_cmd_report(int argc, char **argv) {
   }
   printf("report: %zu rows from %zu results files%s -> %s\n", res.n, res.nfiles,
          have_cmp ? ", with verdicts" : "", path.buf);
+  if (have_cmp && o.fail_on && c.count[ZLB_V_SLOWER])
+    rc = ZLB_EXIT_FAILED; /* as zlbench compare: a row slower */
 
 out:
   free((char *)in.identity);

@@ -692,7 +692,7 @@ void zlb_html_report(const zlb_html_input_t *in, zlb_strbuf_t *o) {
   if (in->ops_status)
     failed_ops(o, in, 1);
   failed_rows(o, in->res);
-  if (in->trends)
+  if (in->show_trends)
     trends(o, in);
   rows_table(o, in->res);
   zlb_strbuf_addstr(o, "<section id=\"identity\"><h2>Identity</h2><pre id=\"identity-json\">");

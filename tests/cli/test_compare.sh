@@ -9,7 +9,7 @@ batch() { # OUT [extra args]
   local out=$1
   shift
   "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops steady_a,steady_b,steady_c \
-    --devices 0 --out "$out" --timer direct --warmup-ms 5 --rep-ms 100 \
+    --devices 0 --out "$out" --timer direct --warmup-ms 5 --rep-ms 50 \
     --shape-file "$TMP/shapes.yaml" "$@" >"$TMP/batch.out" 2>&1 ||
     { cat "$TMP/batch.out" >&2; fail "batch $out"; }
 }
@@ -38,6 +38,12 @@ grep -q '"slower": 2' "$TMP/c.json" || fail "JSON counts"
 expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --fail-on never
 expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --threshold 20
 expect_not_in "$TMP/out" "slower  "
+# The report with verdicts exits as compare does, and writes the file.
+expect_rc 1 "$ZLBENCH" report "$TMP/B" --compare "$TMP/A"
+[ "$(grep -o '<tr class="verdict" data-verdict="slower"' "$TMP/B/report.html" | wc -l)" = 2 ] ||
+  fail "report: expected 2 slower verdict rows"
+expect_rc 0 "$ZLBENCH" report "$TMP/B" --compare "$TMP/A" --fail-on never --out "$TMP/r.html"
+[ -s "$TMP/r.html" ] || fail "report --out wrote nothing"
 # A against itself: everything the same.
 expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/A"
 expect_in "$TMP/out" "6 compared: 0 slower, 0 faster, 6 same"

@@ -13,7 +13,7 @@ batch() {
   local out=$1
   shift
   "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops steady_a,steady_b,steady_c \
-    --devices 0 --out "$out" --timer direct --warmup-ms 5 --rep-ms 100 \
+    --devices 0 --out "$out" --timer direct --warmup-ms 5 --rep-ms 50 \
     --shape-file "$TMP/shapes.yaml" "$@" >"$TMP/batch.out" 2>&1 ||
     { cat "$TMP/batch.out" >&2; fail "batch $out"; }
 }
