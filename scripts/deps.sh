@@ -1,14 +1,15 @@
 #!/bin/sh
 # Check the build dependencies and install the missing Debian packages
 # (apt-get), or stop with the exact command to run.
-#   scripts/deps.sh build   compiler, make, cmake, libyaml, cJSON
-#   scripts/deps.sh test    the same plus cmocka, and pytest for Debian's
-#                           python3 (the Python package's tests; without it
-#                           they skip, saying so), and Slurm (slurm-wlm,
-#                           munge: the Slurm test starts a one-node cluster;
-#                           without them it skips, saying so), and HIP's
-#                           header (libamdhip64-dev: the ROCm declarations
-#                           check; skipped without it)
+#   scripts/deps.sh build   compiler, make, cmake, libyaml, cJSON, SQLite
+#                           (zlbench history)
+#   scripts/deps.sh test    the same plus cmocka, and these, which when missing
+#                           only make their tests skip, saying so: pytest for
+#                           Debian's python3 (the Python package's tests),
+#                           chromium (the HTML report's browser test), Slurm
+#                           (slurm-wlm, munge: the Slurm test starts a
+#                           one-node cluster) and HIP's header
+#                           (libamdhip64-dev: the ROCm declarations check)
 set -u
 need=""
 want=""
@@ -22,6 +23,7 @@ have_header() {
 }
 have_header yaml.h || need="$need libyaml-dev"
 have_header cjson/cJSON.h || need="$need libcjson-dev"
+have_header sqlite3.h || need="$need libsqlite3-dev"
 if [ "${1:-build}" = test ]; then
   have_header cmocka.h || need="$need libcmocka-dev"
   /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || want="$want python3-pytest"
@@ -31,6 +33,7 @@ if [ "${1:-build}" = test ]; then
   # declarations against the header, and the "no device" case on the real
   # library.
   have_header hip/hip_runtime_api.h || want="$want libamdhip64-dev"
+  have_cmd chromium || have_cmd chromium-browser || have_cmd google-chrome || want="$want chromium"
 fi
 # Noninteractive: slurm-wlm and munge ask nothing, and start no service
 # where there is no init system (the Slurm test starts its own daemons).

@@ -107,6 +107,8 @@ int zlb_cmd_inventory(int argc, char **argv);
 int zlb_cmd_merge(int argc, char **argv);
 int zlb_cmd_slurm(int argc, char **argv);
 int zlb_cmd_k8s(int argc, char **argv);
+int zlb_cmd_compare(int argc, char **argv);
+int zlb_cmd_report(int argc, char **argv);
 
 struct zlb_merge_result;
 /** Print a merge's result (missing operators, counts); its exit code. */

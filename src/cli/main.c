@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "history.h"
 
 static const struct {
   const char *name;
@@ -15,6 +16,9 @@ static const struct {
     {"slurm", zlb_cmd_slurm, "write (and submit) Slurm jobs for a sharded batch and its merge"},
     {"k8s", zlb_cmd_k8s, "print a Kubernetes Indexed Job for a sharded batch and its merge"},
     {"summary", zlb_cmd_summary, "aggregate run.log tables (ours and FlagGems') into summary.csv"},
+    {"compare", zlb_cmd_compare, "is B faster or slower than A, beyond noise (results folders)"},
+    {"report", zlb_cmd_report, "write a self-contained HTML report of a results folder"},
+    {"history", zlb_cmd_history, "keep results in SQLite; show trends; check a run against them"},
     {"list", zlb_cmd_list, "list operators and families"},
     {"devices", zlb_cmd_devices, "list backends, devices and capability flags"},
     {"plan", zlb_cmd_plan, "show the timer and stages a backend's capabilities produce"},

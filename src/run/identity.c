@@ -46,6 +46,24 @@ static void clocks_json(zlb_jw_t *jw, const char *key, const zlb_clocks_t *c) {
   zlb_jw_object_end(jw);
 }
 
+/* The operator library's build id: FNV-1a 64 of the file's bytes, so the
+ * history can tell two builds of one library apart ("" when unreadable). */
+static void library_build_id(const char *path, char *out, size_t len) {
+  unsigned char buf[65536];
+  unsigned long long h = 0xcbf29ce484222325ULL;
+  size_t n;
+  FILE *f = path ? fopen(path, "rb") : NULL;
+  out[0] = '\0';
+  if (!f)
+    return;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+    for (size_t i = 0; i < n; i++)
+      h = (h ^ buf[i]) * 0x100000001b3ULL;
+  if (!ferror(f))
+    snprintf(out, len, "fnv1a64:%016llx", h);
+  fclose(f);
+}
+
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   const zlb_run_opts_t *o = r->o;
   zlb_jw_t jw;
@@ -58,6 +76,11 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_string(&jw, "name", r->op->name);
   zlb_jw_key_string(&jw, "family", r->op->family);
   zlb_jw_key_string(&jw, "library", r->entry->library);
+  {
+    char id[64];
+    library_build_id(r->entry->library, id, sizeof(id));
+    zlb_jw_key_string(&jw, "library_build_id", id[0] ? id : NULL);
+  }
   zlb_jw_key_string(&jw, "baseline", r->op->baseline.name);
   zlb_jw_key_string(&jw, "candidate", r->op->candidate.name);
   zlb_jw_key_int(&jw, "candidate_flags", r->op->candidate.flags);

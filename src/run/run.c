@@ -266,7 +266,9 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
   }
   if ((rc = zlb__write_identity(&r, 0, err)))
     goto out;
-  if (o->json_path) {
+  /* The rows with their samples always go next to run.log (results.json),
+   * so any two result folders can be compared later (zlbench compare). */
+  {
     zlb_jw_init(&r.json, 1);
     zlb_jw_object_begin(&r.json);
     zlb_jw_key_string(&r.json, "schema", "zlbench.results/1");
@@ -291,10 +293,15 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
   zlb__banner_end(&r);
 
   rc = zlb__write_identity(&r, 1, err);
-  if (!rc && o->json_path) {
+  if (!rc) {
+    zlb_strbuf_t rp = ZLB_STRBUF_INIT;
     zlb_jw_array_end(&r.json);
     zlb_jw_object_end(&r.json);
-    rc = zlb_write_file_atomic(o->json_path, r.json.out.buf, r.json.out.len, err);
+    zlb_path_join(&rp, o->out_dir, "results.json");
+    rc = zlb_write_file_atomic(rp.buf, r.json.out.buf, r.json.out.len, err);
+    zlb_strbuf_release(&rp);
+    if (!rc && o->json_path)
+      rc = zlb_write_file_atomic(o->json_path, r.json.out.buf, r.json.out.len, err);
   }
   if (!rc && stop.code) {
     *err = stop;

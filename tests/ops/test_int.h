@@ -42,6 +42,8 @@ int zlb_test_register_bad_cases(zlb_op_registrar_t *r);
 int zlb_test_register_pinned(zlb_op_registrar_t *r);
 /* The operator with its own host and device compares (custom_ops.c). */
 int zlb_test_register_custom(zlb_op_registrar_t *r);
+/* Operators with a steady time and ZL_TEST_SLOWDOWN (steady_ops.c). */
+int zlb_test_register_steady(zlb_op_registrar_t *r);
 
 /* The descriptor of one test operator (family "test", shapes "N"), shared
  * by the misbehaving, invalid and pinned operators. */

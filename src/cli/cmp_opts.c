@@ -1,0 +1,98 @@
+/* The options `zlbench compare`, `report --compare` and `history check`
+ * share (one table, one meaning) and the caliber refusal. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cmp_opts.h"
+
+static int opt_pct(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  double x;
+  (void)opt;
+  if (zlb_parse_double(v, &x) || !(x >= 0) || x >= 100)
+    return zlb_cli_bad_value(name, v, "a percentage from 0 to 100 (2 means 2 %)");
+  *(double *)ptr = x / 100;
+  return 0;
+}
+
+static int opt_alpha(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  double x;
+  (void)opt;
+  if (zlb_parse_double(v, &x) || !(x > 0) || x >= 1)
+    return zlb_cli_bad_value(name, v, "a probability between 0 and 1 (0.05)");
+  *(double *)ptr = x;
+  return 0;
+}
+
+static int opt_impl(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  (void)opt;
+  if (!strcmp(v, "candidate"))
+    *(zlb_cmp_impl_t *)ptr = ZLB_CMP_CANDIDATE;
+  else if (!strcmp(v, "baseline"))
+    *(zlb_cmp_impl_t *)ptr = ZLB_CMP_BASELINE;
+  else if (!strcmp(v, "speedup"))
+    *(zlb_cmp_impl_t *)ptr = ZLB_CMP_SPEEDUP;
+  else
+    return zlb_cli_bad_value(name, v, "baseline, candidate or speedup");
+  return 0;
+}
+
+static int opt_fail_on(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  (void)opt;
+  if (!strcmp(v, "slower"))
+    *(int *)ptr = 1;
+  else if (!strcmp(v, "never"))
+    *(int *)ptr = 0;
+  else
+    return zlb_cli_bad_value(name, v, "slower or never");
+  return 0;
+}
+
+void zlb_cmp_opts_init(zlb_cmp_opts_t *o) {
+  zlb_cmp_params_t p = ZLB_CMP_PARAMS_INIT;
+  memset(o, 0, sizeof(*o));
+  o->params = p;
+  o->impl = ZLB_CMP_CANDIDATE;
+  o->fail_on = 1;
+  o->color = "auto";
+}
+
+const zlb_cli_option_t *zlb_cmp_opts_table(zlb_cmp_opts_t *o) {
+  static zlb_cli_option_t t[8];
+  const zlb_cli_option_t v[] = {
+      ZLB_CLI_CALLBACK("--impl", "WHICH", opt_impl, &o->impl,
+                       "what to compare: candidate (default: candidate against candidate),\n"
+                       "baseline, or speedup (each side's candidate over its baseline)"),
+      ZLB_CLI_CALLBACK("--threshold", "PCT", opt_pct, &o->params.threshold,
+                       "minimum change that counts, in percent (default 2)"),
+      ZLB_CLI_CALLBACK("--alpha", "P", opt_alpha, &o->params.alpha,
+                       "significance level of the Mann-Whitney U test (default 0.05)"),
+      ZLB_CLI_FLAG("--allow-caliber-mismatch", &o->allow_mismatch,
+                   "compare results measured differently (timer, autotune, backend,\n"
+                   "device, L2 flush, return mode, tool major version); every row is labelled"),
+      ZLB_CLI_CALLBACK("--fail-on", "WHAT", opt_fail_on, &o->fail_on,
+                       "slower (default: exit 1 when a row is slower) or never"),
+      ZLB_CLI_END,
+  };
+  memcpy(t, v, sizeof(v));
+  return t;
+}
+
+/* The caliber refusal: 0 when the comparison may go on. */
+int zlb_cmp_check_caliber(const zlb_cmp_t *c, const zlb_cmp_opts_t *o, const char *cmd) {
+  if (!c->caliber_diff)
+    return 0;
+  if (o->allow_mismatch) {
+    zlb_cli_warnf("%s: the two sides were measured differently; every row is labelled", cmd);
+    return 0;
+  }
+  zlb_cli_errorf("%s: refused: the results were measured differently (different caliber):", cmd);
+  for (int k = 0; k < ZLB_CAL_COUNT; k++)
+    if (c->caliber_diff & (1u << k))
+      fprintf(stderr, "  %s: A=%s B=%s\n", zlb_caliber_field(k),
+              *c->caliber_a[k] ? c->caliber_a[k] : "(unknown)",
+              *c->caliber_b[k] ? c->caliber_b[k] : "(unknown)");
+  fprintf(stderr, "  (--allow-caliber-mismatch compares anyway)\n");
+  return -1;
+}
+

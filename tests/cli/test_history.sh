@@ -1,0 +1,70 @@
+# zlbench history on the test backend: add is idempotent and transactional
+# (a crash mid-add leaves the database as it was), show prints the trend,
+# check finds the operator made 10 % slower against the last comparable
+# runs with compare's exit code.
+. "$(dirname "$0")/lib.sh"
+[ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
+if "$ZLBENCH" history list --db "$TMP/probe.db" 2>&1 | grep -q "built without SQLite"; then
+  echo "SKIP: this zlbench was built without SQLite (install libsqlite3-dev)"
+  exit 77
+fi
+printf 'test:\n  shapes: [[256], [4096]]\n' >"$TMP/shapes.yaml"
+batch() {
+  local out=$1
+  shift
+  "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops steady_a,steady_b,steady_c \
+    --devices 0 --out "$out" --timer direct --warmup-ms 5 --rep-ms 50 \
+    --shape-file "$TMP/shapes.yaml" "$@" >"$TMP/batch.out" 2>&1 ||
+    { cat "$TMP/batch.out" >&2; fail "batch $out"; }
+}
+DB="$TMP/data/h.sqlite"
+batch "$TMP/A1"
+batch "$TMP/A2"
+ZL_TEST_SLOWDOWN=steady_b:1.10 batch "$TMP/B"
+
+expect_rc 0 "$ZLBENCH" history add "$TMP/A1" --db "$DB"
+expect_in "$TMP/out" "added 3 runs (6 rows)"
+expect_rc 0 "$ZLBENCH" history add "$TMP/A1" --db "$DB"
+expect_in "$TMP/out" "added 0 runs (0 rows)"
+expect_rc 0 "$ZLBENCH" history add "$TMP/A2" --db "$DB"
+expect_rc 0 "$ZLBENCH" history list --db "$DB"
+expect_in "$TMP/out" "history: 6 runs"
+grep -q 'library_build_id": "fnv1a64:' "$TMP/A1/ops/steady_a/run_identity.json" || fail "no library build id"
+cp "$TMP/out" "$TMP/list.before"
+
+# A crash in the middle of add: the database is as it was.
+ZL_TEST_HISTORY_ABORT_AFTER=3 "$ZLBENCH" history add "$TMP/B" --db "$DB" >/dev/null 2>&1
+rc=$?
+[ "$rc" -ge 128 ] || fail "the injected crash did not happen (exit $rc)"
+expect_rc 0 "$ZLBENCH" history list --db "$DB"
+cmp -s "$TMP/out" "$TMP/list.before" || { diff "$TMP/list.before" "$TMP/out" >&2; fail "a crashed add changed the database"; }
+
+# check: steady_b slower against the last 2 comparable runs, exit 1.
+expect_rc 1 "$ZLBENCH" history check "$TMP/B" --db "$DB" --last 2
+[ "$(grep -c '^slower  steady_b ' "$TMP/out")" = 2 ] || fail "steady_b not slower twice"
+grep -E '^(slower|faster) ' "$TMP/out" | grep -v ' steady_b ' && fail "another operator came out slower or faster"
+expect_in "$TMP/out" "6 compared: 2 slower"
+# A2 against the history (itself excluded): nothing slower.
+expect_rc 0 "$ZLBENCH" history check "$TMP/A2" --db "$DB"
+expect_in "$TMP/out" "6 compared: 0 slower"
+# Another caliber has nothing to compare with: every row only in B.
+batch "$TMP/C" --autotune on
+expect_rc 0 "$ZLBENCH" history check "$TMP/C" --db "$DB" --format csv
+[ "$(grep -c ',b,only in B$' "$TMP/out")" = 6 ] || fail "another caliber was compared"
+
+# add after the crash works; show prints the trend.
+expect_rc 0 "$ZLBENCH" history add "$TMP/B" --db "$DB"
+expect_in "$TMP/out" "added 3 runs (6 rows)"
+expect_rc 0 "$ZLBENCH" history show steady_b --db "$DB"
+expect_in "$TMP/out" "history: 6 rows of steady_b"
+expect_rc 0 "$ZLBENCH" history show steady_b --db "$DB" --dtype float32 --shape '[256]'
+expect_in "$TMP/out" "history: 3 rows of steady_b"
+grep -Eq '^float32 +\[256\] .* \+(9|1[01])\.[0-9]%$' "$TMP/out" || fail "show: the 10 % step is not in the trend"
+expect_rc 2 "$ZLBENCH" history show nosuchop --db "$DB"
+expect_rc 2 "$ZLBENCH" history show steady_b --db "$TMP/none.sqlite"
+expect_rc 2 "$ZLBENCH" history frobnicate --db "$DB"
+echo "not a database" >"$TMP/junk.sqlite"
+expect_rc 6 "$ZLBENCH" history add "$TMP/A1" --db "$TMP/junk.sqlite"
+expect_rc 0 "$ZLBENCH" history --help
+expect_in "$TMP/out" "history check DIR"
+echo "ok: history"

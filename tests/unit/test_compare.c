@@ -1,0 +1,339 @@
+/* The statistics, verdicts, caliber rule, matching and output formats of
+ * zlbench compare (include/zlbench/compare.h, docs/compare.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zlb_test.h"
+#include "zlbench/compare.h"
+#include "zlbench/html.h"
+
+/* Deterministic pseudo-normal noise (sum of 12 uniforms), mean 0, sd 1. */
+static unsigned long long rng = 88172645463325252ULL;
+static double unif(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (double)(rng >> 11) / 9007199254740992.0;
+}
+static double gauss(void) {
+  double s = 0;
+  for (int i = 0; i < 12; i++)
+    s += unif();
+  return s - 6;
+}
+
+static void test_utest_exact(void **state) {
+  (void)state;
+  double a[] = {1, 2, 3, 4, 5}, b[] = {6, 7, 8, 9, 10};
+  zlb_utest_t u;
+  assert_int_equal(zlb_utest(a, 5, b, 5, &u), 0);
+  assert_true(u.exact);
+  assert_true(fabs(u.u - 0) < 1e-12);
+  assert_true(fabs(u.p - 2.0 / 252) < 1e-12); /* both extremes of C(10,5) */
+  assert_int_equal(zlb_utest(b, 5, a, 5, &u), 0);
+  assert_true(fabs(u.u - 25) < 1e-12);
+  assert_true(fabs(u.p - 2.0 / 252) < 1e-12);
+  /* Interleaved: U = 2 of 4 pairs for {1,4} vs {2,3}: P(U<=2) over 6 orders. */
+  {
+    double x[] = {1, 4}, y[] = {2, 3};
+    assert_int_equal(zlb_utest(x, 2, y, 2, &u), 0);
+    assert_true(fabs(u.u - 2) < 1e-12);
+    assert_true(fabs(u.p - 1.0) < 1e-12);
+  }
+  {
+    double x[] = {1, 2}, y[] = {3, 4, 5};
+    /* U=0: 1 of C(5,2)=10 orders, two-sided 0.2 */
+    assert_int_equal(zlb_utest(x, 2, y, 3, &u), 0);
+    assert_true(fabs(u.p - 0.2) < 1e-12);
+  }
+}
+
+static void test_utest_ties_normal(void **state) {
+  (void)state;
+  /* Ranks by hand: R_a = 1 + 3 + 3 + 5.5 = 12.5, U = 2.5, mu = 10,
+   * var = 20/12 * (10 - 36/72), z = -(7.5 - 0.5)/sd, p = 0.0785459. */
+  double a[] = {1, 2, 2, 3}, b[] = {2, 3, 4, 4, 5};
+  zlb_utest_t u;
+  assert_int_equal(zlb_utest(a, 4, b, 5, &u), 0);
+  assert_false(u.exact);
+  assert_true(fabs(u.u - 2.5) < 1e-12);
+  assert_true(fabs(u.z + 1.759186414825121) < 1e-9);
+  assert_true(fabs(u.p - 0.0785458509511907) < 1e-9);
+  {
+    double n[] = {1, NAN};
+    assert_int_equal(zlb_utest(n, 2, b, 5, &u), ZLB_EINVAL);
+  }
+}
+
+static void test_median_iqr(void **state) {
+  (void)state;
+  double v[] = {4, 1, 3, 2};
+  assert_true(fabs(zlb_median(v, 4) - 2.5) < 1e-12);
+  assert_true(fabs(zlb_median(v, 3) - 3) < 1e-12);
+  /* q25 = 1.75, q75 = 3.25 over median 2.5 */
+  assert_true(fabs(zlb_rel_iqr(v, 4) - 0.6) < 1e-12);
+}
+
+#define N 400
+static void fill(double *v, size_t n, double mean, double sd) {
+  for (size_t i = 0; i < n; i++)
+    v[i] = mean + sd * gauss();
+}
+
+static void test_verdicts(void **state) {
+  (void)state;
+  static double a[N], b[N];
+  zlb_cmp_params_t p = ZLB_CMP_PARAMS_INIT;
+  zlb_cmp_stat_t s;
+  /* a synthetic 5 % slowdown with 1 % noise: slower, interval around 1.05 */
+  fill(a, N, 1.0, 0.01);
+  fill(b, N, 1.05, 0.0105);
+  zlb_cmp_verdict(a, N, b, N, &p, &s);
+  assert_int_equal(s.verdict, ZLB_V_SLOWER);
+  assert_true(s.lo > 1.04 && s.hi < 1.06 && s.lo <= s.ratio && s.ratio <= s.hi);
+  assert_true(s.p < 1e-6);
+  zlb_cmp_verdict(b, N, a, N, &p, &s);
+  assert_int_equal(s.verdict, ZLB_V_FASTER);
+  /* the same 5 % under a 10 % threshold: same */
+  p.threshold = 0.10;
+  zlb_cmp_verdict(a, N, b, N, &p, &s);
+  assert_int_equal(s.verdict, ZLB_V_SAME);
+  p.threshold = 0.02;
+  /* identical sets: same, ratio exactly 1 */
+  zlb_cmp_verdict(a, N, a, N, &p, &s);
+  assert_int_equal(s.verdict, ZLB_V_SAME);
+  assert_true(fabs(s.ratio - 1) < 1e-12);
+  assert_true(s.p > 0.99);
+  /* bimodal B (half at 1.0, half at 1.3): its median moves, but its spread
+   * is larger than the move: noisy */
+  for (size_t i = 0; i < N; i++)
+    b[i] = (i % 2 ? 1.3 : 1.0) + 0.01 * gauss();
+  zlb_cmp_verdict(a, N, b, N, &p, &s);
+  assert_int_equal(s.verdict, ZLB_V_NOISY);
+  assert_str_contains(s.why, "spread");
+  /* a big change on few samples: not significant, noisy */
+  {
+    double x[] = {1.0, 1.2, 0.9}, y[] = {1.25, 1.0, 1.4};
+    zlb_cmp_verdict(x, 3, y, 3, &p, &s);
+    assert_int_equal(s.verdict, ZLB_V_NOISY);
+    zlb_cmp_verdict(x, 1, y, 3, &p, &s);
+    assert_int_equal(s.verdict, ZLB_V_NA);
+  }
+  /* deterministic: the same interval twice */
+  {
+    zlb_cmp_stat_t s2;
+    fill(b, N, 1.05, 0.0105);
+    zlb_cmp_verdict(a, N, b, N, &p, &s);
+    zlb_cmp_verdict(a, N, b, N, &p, &s2);
+    assert_true(s.lo == s2.lo && s.hi == s2.hi);
+  }
+}
+
+/* A results text with one operator, dtype float32, rows of `shapes`, the
+ * candidate's samples around `ms`. */
+static void results_text(zlb_strbuf_t *t, const char *op, const char *cand, const char **shapes,
+                         int nshapes, double ms, const char *status) {
+  zlb_strbuf_addf(t, "{\"schema\":\"zlbench.results/1\",\"operator\":\"%s\",\"family\":\"fam\","
+                     "\"tables\":[{\"dtype\":\"float32\",\"rows\":[",
+                  op);
+  for (int i = 0; i < nshapes; i++) {
+    zlb_strbuf_addf(t, "%s{\"status\":\"%s\",\"shape\":\"%s\",\"detail\":\"%s\","
+                       "\"baseline\":{\"impl\":\"ref\",\"ms\":1,\"samples\":[1,1,1,1]},"
+                       "\"candidate\":{\"impl\":\"%s\",\"ms\":%g,\"samples\":[",
+                    i ? "," : "", status, shapes[i], shapes[i], cand, ms);
+    for (int k = 0; k < 40; k++)
+      zlb_strbuf_addf(t, "%s%.6f", k ? "," : "", ms * (1 + 0.001 * (k % 7)));
+    zlb_strbuf_addstr(t, "]}}");
+  }
+  zlb_strbuf_addstr(t, "]}]}");
+}
+
+static void add(zlb_res_set_t *s, const char *op, const char *cand, const char **shapes, int n,
+                double ms, const char *status, const zlb_caliber_t *cal) {
+  zlb_strbuf_t t = ZLB_STRBUF_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  results_text(&t, op, cand, shapes, n, ms, status);
+  assert_int_equal(zlb_res_parse(s, t.buf, t.len, op, cal, &err), 0);
+  zlb_strbuf_release(&t);
+}
+
+static void test_matching_and_formats(void **state) {
+  (void)state;
+  zlb_res_set_t a = ZLB_RES_SET_INIT, b = ZLB_RES_SET_INIT;
+  zlb_cmp_params_t p = ZLB_CMP_PARAMS_INIT;
+  zlb_cmp_t c;
+  zlb_strbuf_t o = ZLB_STRBUF_INIT;
+  const char *s3[] = {"[64]", "[128]", "[256]"}, *s2[] = {"[64]", "[512]"};
+  add(&a, "add", "zlb", s3, 3, 1.0, "SUCCESS", NULL);
+  add(&b, "add", "zlb", s2, 2, 1.2, "SUCCESS", NULL);
+  add(&a, "mul", "zlb", s2, 1, 1.0, "SUCCESS", NULL);
+  add(&b, "mul", "other", s2, 1, 1.0, "SUCCESS", NULL); /* another implementation */
+  add(&a, "sub", "zlb", s2, 1, 1.0, "FAILED", NULL);
+  add(&b, "sub", "zlb", s2, 1, 1.0, "SUCCESS", NULL);
+  zlb_cmp_run(&c, &a, &b, ZLB_CMP_CANDIDATE, &p);
+  assert_int_equal(c.nmatched, 2); /* add [64], sub [64] */
+  assert_int_equal(c.count[ZLB_V_SLOWER], 1);
+  assert_int_equal(c.count[ZLB_V_NA], 1);
+  assert_int_equal(c.n, 2 + 3 + 2); /* unmatched: add 128, 256, mul/zlb; add 512, mul/other */
+  assert_int_equal(c.pairs[0].st.verdict, ZLB_V_SLOWER); /* regressions first */
+  assert_string_equal(c.pairs[0].a->op, "add");
+  assert_true(fabs(c.pairs[0].st.ratio - 1.2) < 1e-9);
+  assert_int_equal(c.caliber_diff, 0);
+  assert_int_equal(c.nmeans[0], 1);
+  assert_true(fabs(c.means[0][0].gmean - 1.2) < 1e-9);
+
+  zlb_cmp_format(&c, ZLB_FMT_TEXT, "A", "B", 0, &o);
+  assert_str_contains(o.buf, "slower  add");
+  assert_str_contains(o.buf, "+20.0%");
+  assert_str_contains(o.buf, "only-A  add");
+  assert_str_contains(o.buf, "only-B  mul");
+  assert_str_contains(o.buf, "FAILED in A");
+  assert_str_contains(o.buf, "2 compared: 1 slower, 0 faster, 0 same, 0 noisy, 1 n/a; 3 only in A, 2 only in B");
+  assert_null(strstr(o.buf, "\033["));
+  zlb_strbuf_reset(&o);
+  zlb_cmp_format(&c, ZLB_FMT_TEXT, "A", "B", 1, &o);
+  assert_str_contains(o.buf, "\033[31mslower \033[0m");
+  zlb_strbuf_reset(&o);
+  zlb_cmp_format(&c, ZLB_FMT_MD, "A|x", "B", 0, &o);
+  assert_str_contains(o.buf, "| **slower** | add | float32 | \\[64\\] | 1.003000 | 1.203600 | +20.0% |");
+  assert_str_contains(o.buf, "A: A\\|x");
+  assert_str_contains(o.buf, "|---|");
+  zlb_strbuf_reset(&o);
+  zlb_cmp_format(&c, ZLB_FMT_CSV, "A", "B", 0, &o);
+  assert_true(zlb_starts_with(o.buf, "verdict,operator,family,dtype,shape,impl,a,b,ratio,"));
+  assert_str_contains(o.buf, "\nslower,add,fam,float32,[64],candidate,1.003000,1.203600,1.200000,");
+  assert_str_contains(o.buf, "\nunmatched,add,fam,float32,[512],candidate,,,,,,,,0,0,b,only in B\n");
+  zlb_strbuf_reset(&o);
+  zlb_cmp_format(&c, ZLB_FMT_JSON, "A", "B", 0, &o);
+  assert_str_contains(o.buf, "\"schema\": \"zlbench.compare/1\"");
+  assert_str_contains(o.buf, "\"slower\": 1");
+  assert_str_contains(o.buf, "\"side\": \"a\"");
+  zlb_cmp_release(&c);
+
+  /* --impl baseline: baselines are equal, same */
+  zlb_cmp_run(&c, &a, &b, ZLB_CMP_BASELINE, &p);
+  assert_int_equal(c.count[ZLB_V_SLOWER], 0);
+  zlb_cmp_release(&c);
+  /* --impl speedup: candidate 20 % slower over an equal baseline */
+  zlb_cmp_run(&c, &a, &b, ZLB_CMP_SPEEDUP, &p);
+  assert_int_equal(c.count[ZLB_V_SLOWER], 1);
+  zlb_cmp_release(&c);
+  zlb_res_release(&a);
+  zlb_res_release(&b);
+  zlb_strbuf_release(&o);
+}
+
+static void test_caliber(void **state) {
+  (void)state;
+  const char *id_a =
+      "{\"tool\":{\"version\":\"0.1.0\"},\"backend\":{\"name\":\"cuda\"},"
+      "\"device\":{\"name\":\"H200\"},\"caliber\":{\"timer\":\"graph\",\"autotune\":\"off\","
+      "\"return_mode\":\"median\",\"l2\":{\"direct\":\"flush\",\"flush_bytes\":8388608}}}";
+  const char *id_b =
+      "{\"tool\":{\"version\":\"0.2.5\"},\"backend\":{\"name\":\"cuda\"},"
+      "\"device\":{\"name\":\"H200\"},\"caliber\":{\"timer\":\"graph\",\"autotune\":\"on\","
+      "\"return_mode\":\"median\",\"l2\":{\"direct\":\"flush\",\"flush_bytes\":8388608}}}";
+  zlb_caliber_t ca, cb;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  zlb_res_set_t a = ZLB_RES_SET_INIT, b = ZLB_RES_SET_INIT;
+  zlb_cmp_params_t p = ZLB_CMP_PARAMS_INIT;
+  zlb_cmp_t c;
+  const char *s1[] = {"[64]"};
+  assert_int_equal(zlb_caliber_parse(id_a, strlen(id_a), "a", &ca, &err), 0);
+  assert_int_equal(zlb_caliber_parse(id_b, strlen(id_b), "b", &cb, &err), 0);
+  assert_string_equal(ca.v[ZLB_CAL_TOOL_MAJOR], "0");
+  assert_string_equal(ca.v[ZLB_CAL_L2], "flush:8388608");
+  add(&a, "add", "zlb", s1, 1, 1.0, "SUCCESS", &ca);
+  add(&b, "add", "zlb", s1, 1, 1.0, "SUCCESS", &cb);
+  zlb_cmp_run(&c, &a, &b, ZLB_CMP_CANDIDATE, &p);
+  /* minor versions differ (same major), autotune differs */
+  assert_int_equal(c.caliber_diff, 1u << ZLB_CAL_AUTOTUNE);
+  assert_string_equal(c.caliber_a[ZLB_CAL_AUTOTUNE], "off");
+  assert_string_equal(c.caliber_b[ZLB_CAL_AUTOTUNE], "on");
+  zlb_cmp_release(&c);
+  /* same identity: no difference; another device: differs */
+  zlb_res_release(&b);
+  strcpy(cb.v[ZLB_CAL_AUTOTUNE], "off");
+  strcpy(cb.v[ZLB_CAL_DEVICE], "A100");
+  add(&b, "add", "zlb", s1, 1, 1.0, "SUCCESS", &cb);
+  zlb_cmp_run(&c, &a, &b, ZLB_CMP_CANDIDATE, &p);
+  assert_int_equal(c.caliber_diff, 1u << ZLB_CAL_DEVICE);
+  zlb_cmp_release(&c);
+  zlb_res_release(&a);
+  zlb_res_release(&b);
+}
+
+static void test_bad_input(void **state) {
+  (void)state;
+  zlb_res_set_t s = ZLB_RES_SET_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  const char *bad[] = {
+      "[]",
+      "{\"schema\":\"other\"}",
+      "{\"schema\":\"zlbench.results/1\",\"operator\":1,\"tables\":[]}",
+      "{\"schema\":\"zlbench.results/1\",\"operator\":\"o\",\"tables\":[{\"dtype\":\"f\",\"rows\":[{\"status\":\"SUCCESS\",\"candidate\":{\"samples\":[\"x\"]},\"baseline\":{}}]}]}",
+      "{\"schema\":\"zlbench.results/1\",\"operator\":\"o\",\"tables\":[{\"dtype\":\"f\",\"rows\":[{\"status\":\"SUCCESS\",\"candidate\":{\"samples\":[-1]},\"baseline\":{}}]}]}",
+      "{\"schema\":\"zlbench.results/1\",\"operator\":\"o\",\"tables\":[{\"dtype\":\"f\",\"rows\":[{\"status\":\"SUCCESS\"}]}]}",
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    zlb_error_clear(&err);
+    assert_int_not_equal(zlb_res_parse(&s, bad[i], strlen(bad[i]), "f.json", NULL, &err), 0);
+    assert_str_contains(err.msg, "f.json");
+  }
+  zlb_res_release(&s);
+}
+
+/* Every string from results is escaped in the report; CSV fields split. */
+static void test_html(void **state) {
+  zlb_res_set_t a = ZLB_RES_SET_INIT;
+  zlb_html_input_t in;
+  zlb_strbuf_t o = ZLB_STRBUF_INIT;
+  const char *evil[] = {"[1]</td><script>alert(1)</script>"};
+  char line[] = "op,\"a \"\"q\"\", b\",,last\nnext";
+  char *f[8], *next;
+  (void)state;
+  add(&a, "x<img src=y onerror=z>", "zlb", evil, 1, 1.0, "FAILED", NULL);
+  memset(&in, 0, sizeof(in));
+  in.dir = "d'\"<>&";
+  in.res = &a;
+  in.identity = "{\"a\": \"</pre><script>bad()</script>\"}";
+  in.ops_status = "operator,status,attempts,dtype_level,backend,device,timer,seconds,"
+                  "error_signature,failed_dtypes,note\n"
+                  "bad<op>,crashed,1,1,test,0,,1,\"exit 9: <b>boom</b>, really\",,\n";
+  zlb_html_report(&in, &o);
+  assert_null(strstr(o.buf, "<img"));
+  assert_null(strstr(o.buf, "<script>alert"));
+  assert_null(strstr(o.buf, "<script>bad"));
+  assert_null(strstr(o.buf, "<b>boom"));
+  assert_str_contains(o.buf, "x&lt;img src=y onerror=z&gt;");
+  assert_str_contains(o.buf, "d&#39;&quot;&lt;&gt;&amp;");
+  assert_str_contains(o.buf, "exit 9: &lt;b&gt;boom&lt;/b&gt;, really");
+  assert_str_contains(o.buf, "<tr class=\"failed-op\"><td>bad&lt;op&gt;</td>");
+  /* exactly the page's two own scripts */
+  {
+    size_t n = 0;
+    for (const char *p = o.buf; (p = strstr(p, "<script")); p++)
+      n++;
+    assert_int_equal(n, 2);
+  }
+  assert_int_equal(zlb_csv_split(line, f, 8, &next), 4);
+  assert_string_equal(f[0], "op");
+  assert_string_equal(f[1], "a \"q\", b");
+  assert_string_equal(f[2], "");
+  assert_string_equal(f[3], "last");
+  assert_string_equal(next, "next");
+  zlb_res_release(&a);
+  zlb_strbuf_release(&o);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_utest_exact), cmocka_unit_test(test_utest_ties_normal),
+      cmocka_unit_test(test_median_iqr),  cmocka_unit_test(test_verdicts),
+      cmocka_unit_test(test_matching_and_formats), cmocka_unit_test(test_caliber),
+      cmocka_unit_test(test_bad_input), cmocka_unit_test(test_html),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
