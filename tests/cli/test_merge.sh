@@ -66,6 +66,18 @@ cp "$TMP/m/summary.csv" "$TMP/merged.csv"
 expect_rc 0 "$ZLBENCH" summary "$TMP/m" --quiet
 cmp -s "$TMP/m/summary.csv" "$TMP/merged.csv" || fail "zlbench summary on the merge differs from merge's summary.csv"
 
+# compare and report read the merge like a batch folder: the merge against
+# itself is "same" on every row (exit 0), and the report has every operator.
+expect_rc 0 "$ZLBENCH" compare "$TMP/m" "$TMP/m" --format csv
+nrows=$(tail -n +2 "$TMP/out" | grep -c . || true)
+same=$(grep -c '^same,' "$TMP/out" || true)
+[ "$nrows" -gt 0 ] && [ "$same" = "$nrows" ] ||
+  fail "compare of the merge with itself: $same of $nrows rows same: $(head -5 "$TMP/out")"
+expect_rc 0 "$ZLBENCH" report "$TMP/m" --out "$TMP/m-report.html"
+for op in $(awk -F, 'NR > 1 { print $1 }' "$TMP/m/ops_status.csv"); do
+  grep -qF ">$op<" "$TMP/m-report.html" || fail "the report of the merge lacks $op"
+done
+
 # Idempotent: a second merge leaves the same files; a leftover of a merge
 # that died is removed.
 mkdir -p "$TMP/m/ops/.merge-add/x"
