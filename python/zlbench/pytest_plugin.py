@@ -242,30 +242,23 @@ def _write_sidecar():
 # ---- identity ----------------------------------------------------------------------
 
 def _git_commit(root):
-    """The checkout's commit from its git metadata, without running git."""
-    d = root
-    for _ in range(6):
-        head = os.path.join(d, ".git", "HEAD")
-        if os.path.isfile(head):
-            try:
-                ref = open(head, encoding="utf-8").read(200).strip()
-                if ref.startswith("ref: "):
-                    p = os.path.join(d, ".git", ref[5:])
-                    if os.path.isfile(p):
-                        return open(p, encoding="utf-8").read(80).strip()
-                    packed = os.path.join(d, ".git", "packed-refs")
-                    if os.path.isfile(packed):
-                        for line in open(packed, encoding="utf-8"):
-                            if line.rstrip().endswith(ref[5:]):
-                                return line.split()[0]
-                    return "unknown"
-                return ref
-            except OSError:
-                return "unknown"
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
+    """The checkout's commit from its own git metadata (root/.git, not a
+    parent's), without running git; "unknown" without one."""
+    git = os.path.join(root, ".git")
+    try:
+        head = open(os.path.join(git, "HEAD"), encoding="utf-8").read(200).strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        p = os.path.join(git, ref)
+        if os.path.isfile(p):
+            return open(p, encoding="utf-8").read(80).strip()
+        with open(os.path.join(git, "packed-refs"), encoding="utf-8") as f:
+            for line in f:
+                if line.rstrip().endswith(" " + ref):
+                    return line.split()[0]
+    except OSError:
+        pass
     return "unknown"
 
 
