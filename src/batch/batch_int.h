@@ -124,6 +124,10 @@ typedef struct zlb__verdict {
 
 typedef struct zlb__provider {
   const char *name;
+  /* The discovered dtypes are exact (the corpus registers them); else they
+   * are a hint, and the per-dtype fallback tries every requested dtype so
+   * that the operator's own refusal names the ones it lacks. */
+  int dtypes_exact;
   /* Options that make no sense for this provider: an error before anything runs. */
   int (*check)(const zlb__batch_t *b, zlb_error_t *err);
   /* The operators the provider has, with their dtypes (mask 0: unknown). */

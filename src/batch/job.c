@@ -146,14 +146,14 @@ out:
 
 static void begin_level2(zlb__batch_t *b, zlb__job_t *j) {
   uint32_t want = 0;
-  (void)b;
   if (b->o->dtypes.n) {
     for (size_t i = 0; i < b->o->dtypes.n; i++) {
       zlb_dtype_t d;
       if (!zlb_dtype_parse(b->o->dtypes.v[i], &d))
         want |= ZLB_DT_BIT(d);
     }
-    want &= j->dtypes ? j->dtypes : want;
+    if (b->prov->dtypes_exact && j->dtypes)
+      want &= j->dtypes;
   } else {
     want = j->dtypes & ZLB_DT_FLOATS;
     if (!want)

@@ -442,14 +442,27 @@ void zlb__strip_ansi(const char *in, size_t n, zlb_strbuf_t *out) {
  * lines, "ERROR collecting", "FAILED", or an "Error" line. */
 static void fg_reason(const char *text, char *buf, size_t len) {
   zlb_strvec_t lines = ZLB_STRVEC_INIT;
-  static const char *const keys[] = {"ERROR collecting", "ImportError", "E   ", "Error",
-                                     "FAILED", NULL};
+  static const char *const keys[] = {"Fatal Python error", "E   ", "ERROR collecting",
+                                     "ImportError", "Error", "FAILED", NULL};
   buf[0] = '\0';
   zlb_strvec_split(&lines, text, '\n');
   for (const char *const *k = keys; *k && !buf[0]; k++)
     for (size_t i = 0; i < lines.n && !buf[0]; i++)
-      if (strstr(lines.v[i], *k))
-        zlb_strlcpy(buf, zlb_trim(lines.v[i]), len);
+      if (strstr(lines.v[i], *k)) {
+        /* pytest's "____ ERROR collecting x.py ____" without its rules. */
+        char *t = lines.v[i];
+        size_t n;
+        while (*t == '_' || *t == ' ')
+          t++;
+        n = strlen(t);
+        while (n && (t[n - 1] == '_' || t[n - 1] == ' ' || t[n - 1] == '\r'))
+          t[--n] = '\0';
+        /* Runs of blanks as one ("E           ValueError: ..."). */
+        for (size_t r = 0, w = 0; r <= n; r++)
+          if (!(t[r] == ' ' && w && t[w - 1] == ' '))
+            t[w++] = t[r];
+        zlb_strlcpy(buf, t, len);
+      }
   zlb_strvec_release(&lines);
 }
 
@@ -457,7 +470,7 @@ static void fg_reason(const char *text, char *buf, size_t len) {
 static void fg_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
                         zlb__verdict_t *v) {
   zlb_strbuf_t raw = ZLB_STRBUF_INIT, log = ZLB_STRBUF_INIT, ident = ZLB_STRBUF_INIT,
-               p = ZLB_STRBUF_INIT;
+               p = ZLB_STRBUF_INIT, errtext = ZLB_STRBUF_INIT;
   zlb_json_t *id = NULL;
   zlb_error_t e = ZLB_ERROR_INIT;
   (void)b;
@@ -480,6 +493,17 @@ static void fg_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
   fg_reason(log.buf, v->line, sizeof(v->line));
   if (ex->timed_out || ex->signaled) {
     v->code = ex->code;
+    goto out;
+  }
+  /* The interpreter died (a fault handler, a sanitizer's report) but exited
+   * rather than dying by the signal: a crash all the same. */
+  read_capped(j->attempt_dir, "stderr.log", ZLB_CAPTURE_KEEP, &errtext);
+  if (strstr(errtext.buf, "Fatal Python error") ||
+      strstr(log.buf, "Fatal Python error")) {
+    v->code = ZLB__EXIT_OTHER;
+    zlb_strlcpy(v->status, "crashed", sizeof(v->status));
+    if (!strstr(v->line, "Fatal Python error"))
+      fg_reason(errtext.buf, v->line, sizeof(v->line));
     goto out;
   }
   switch (ex->code) {
@@ -531,13 +555,14 @@ out:
   zlb_strbuf_release(&log);
   zlb_strbuf_release(&ident);
   zlb_strbuf_release(&p);
+  zlb_strbuf_release(&errtext);
 }
 
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const zlb__provider_t providers[] = {
-    {"zlbench", NULL, corpus_discover, corpus_select, corpus_child, corpus_classify},
-    {"flaggems", fg_check, fg_discover, fg_select, fg_child, fg_classify},
+    {"zlbench", 1, NULL, corpus_discover, corpus_select, corpus_child, corpus_classify},
+    {"flaggems", 0, fg_check, fg_discover, fg_select, fg_child, fg_classify},
 };
 
 const zlb__provider_t *zlb__provider_find(const char *name) {
