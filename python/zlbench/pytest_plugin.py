@@ -120,7 +120,7 @@ def _measure(kind, fn, **kw):
     s.timers.add(res.timer)
     s.calls.append({
         "kind": kind, "value_ms": res.value, "timer": res.timer, "marker": res.marker,
-        "verdict": res.verdict, "samples": res.samples,
+        "verdict": res.verdict, "deny_capture": deny, "samples": res.samples,
         "fallback": None if res.fallback is None else {
             "phase": res.fallback.phase, "reason": res.fallback.reason,
             "repeat": res.fallback.repeat, "error": res.fallback.error},
