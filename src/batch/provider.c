@@ -487,6 +487,10 @@ static void fg_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
     zlb_strlcpy(v->line, e.msg, sizeof(v->line));
     goto out;
   }
+  /* run.log replaces the raw capture (a summary reads every log once). */
+  zlb_strbuf_reset(&p);
+  zlb_path_join(&p, j->attempt_dir, "stdout.log");
+  unlink(p.buf);
   read_capped(j->attempt_dir, "run_identity.json", 1 << 20, &ident);
   if (ident.len)
     zlb_json_parse(ident.buf, ident.len, "run_identity.json", &id, NULL);
