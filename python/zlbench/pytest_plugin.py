@@ -31,7 +31,11 @@ zlbench's poisoned exit status (5) after the outputs are written, so that
 ``zlbench batch`` re-runs the operator with capture denied
 (``ZL_DENY_CAPTURE`` names the operators, or ``*`` for all).
 
-Environment: ``ZL_TIMER`` (default ``auto``), ``ZL_BACKEND``,
+Stopping: ``ZL_FG_STOP=noise`` (default) samples until the noise is
+under 0.5 % (at least 10 samples and 2 ms), FlagGems' ``--iter`` budget
+the cap; ``budget`` spends the whole budget, as Triton's timers do.
+
+Environment: ``ZL_TIMER`` (default ``auto``), ``ZL_FG_STOP``, ``ZL_BACKEND``,
 ``ZL_DENY_CAPTURE``, ``ZL_FG_OUT``, ``ZL_FG_BASE`` (the module to hook,
 default ``benchmark.base``), ``FLAGGEMS_COMMIT`` (else read from the
 checkout's git metadata).
@@ -57,6 +61,9 @@ class _State:
         deny = os.environ.get("ZL_DENY_CAPTURE", "")
         self.deny = {d.strip() for d in deny.split(",") if d.strip()}
         self.base_name = os.environ.get("ZL_FG_BASE", "benchmark.base")
+        self.stop = os.environ.get("ZL_FG_STOP", "noise")
+        if self.stop not in ("noise", "budget"):
+            raise pytest.UsageError(f"ZL_FG_STOP={self.stop!r}: expected 'noise' or 'budget'")
         self.hooked = set()
         self.calls = []          # measurements since the last table
         self.tables = []
@@ -106,8 +113,13 @@ def _measure(kind, fn, **kw):
     timer = "graph" if kind == "do_bench_cudagraph" else s.timer
     if kind == "do_bench_cudagraph":
         kw.setdefault("warmup", 0)
+    if s.stop == "noise":
+        # zlbench's stopping rule: samples until the noise is under 0.5 %
+        # (at least 10 samples and 2 ms), FlagGems' rep budget the cap.
+        kw["timeout_ms"] = float(kw.get("rep") or 100)
     try:
-        res = _bench.measure(fn, timer=timer, deny_capture=deny, backend=s.backend, **kw)
+        res = _bench.measure(fn, timer=timer, deny_capture=deny, backend=s.backend,
+                             stop=s.stop, **kw)
     except _lib.PoisonedError as e:
         _poisoned(e)
         raise
@@ -274,6 +286,7 @@ def _identity(finished):
         "caliber": {"timer": (sorted(s.timers)[0] if len(s.timers) == 1 else
                               ",".join(sorted(s.timers)) if s.timers else s.timer),
                     "timer_requested": s.timer,
+                    "stop": s.stop,
                     "deny_capture": sorted(s.deny)},
         "autotune": {"USE_FLAGTUNE": os.environ.get("USE_FLAGTUNE"),
                      "ZL_AUTOTUNE": os.environ.get("ZL_AUTOTUNE")},

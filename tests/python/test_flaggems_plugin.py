@@ -96,6 +96,7 @@ def test_row_lines_sidecar_identity(tmp_path):
     ident = json.loads((out / "run_identity.json").read_text())
     assert ident["backend"] == "host" and ident["caliber"]["timer"] == "direct"
     assert ident["autotune"]["USE_FLAGTUNE"] == "1"
+    assert ident["caliber"]["stop"] == "noise"
     assert ident["nodes"] == ["benchmark/test_abs.py::test_abs"]
     assert "finished" in ident and ident["flaggems"]["commit"]
 
@@ -147,6 +148,17 @@ def test_fatal_fails_that_test_only(tmp_path):
     assert "1 failed, 1 passed" in text
     ident = json.loads((out / "run_identity.json").read_text())
     assert "illegal address" in ident["fatal"]
+
+
+def test_stop_rule_choice(tmp_path):
+    rc, text, err, out = suite(tmp_path / "a", "benchmark/test_abs.py", "-m", "abs",
+                               "--dtypes", "float16", env={"ZL_FG_STOP": "budget"})
+    assert rc == 0, err
+    ident = json.loads((out / "run_identity.json").read_text())
+    assert ident["caliber"]["stop"] == "budget"
+    rc, text, err, out = suite(tmp_path / "b", "benchmark/test_abs.py", "-m", "abs",
+                               env={"ZL_FG_STOP": "sometimes"})
+    assert rc == 4 and "ZL_FG_STOP='sometimes'" in err
 
 
 # ---- the operator scan -----------------------------------------------------------
