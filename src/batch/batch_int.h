@@ -149,7 +149,6 @@ const zlb__provider_t *zlb__provider_find(const char *name);
 /* The flaggems scan's output -> operators, dtypes and test files (checked). */
 int zlb__flaggems_parse_ops(const char *text, zlb__registered_t *reg, zlb_strvec_t *files,
                             zlb_error_t *err);
-void zlb__strip_ansi(const char *in, size_t n, zlb_strbuf_t *out);
 
 /* discover.c: helper children (the parent initialises no runtime). */
 void zlb__push_libs(const zlb_batch_opts_t *o, zlb_strvec_t *argv);

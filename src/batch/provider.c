@@ -421,23 +421,6 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
   return 0;
 }
 
-/* Copy `in` to `out` without ANSI escape sequences (CSI and two-byte). */
-void zlb__strip_ansi(const char *in, size_t n, zlb_strbuf_t *out) {
-  for (size_t i = 0; i < n; i++) {
-    if (in[i] == '\033' && i + 1 < n) {
-      if (in[i + 1] == '[') {
-        i += 2;
-        while (i < n && !(in[i] >= 0x40 && in[i] <= 0x7e))
-          i++;
-      } else {
-        i++;
-      }
-      continue;
-    }
-    zlb_strbuf_add(out, &in[i], 1);
-  }
-}
-
 /* First line of the child's output naming the failure: pytest's "E   "
  * lines, "ERROR collecting", "FAILED", or an "Error" line. */
 static void fg_reason(const char *text, char *buf, size_t len) {
@@ -480,7 +463,7 @@ static void fg_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
   v->final = 0;
   /* run.log: the child's stdout without ANSI escapes. */
   read_capped(j->attempt_dir, "stdout.log", 2 * ZLB_CAPTURE_KEEP + 4096, &raw);
-  zlb__strip_ansi(raw.buf, raw.len, &log);
+  zlb_strip_ansi(raw.buf, &log);
   zlb_path_join(&p, j->attempt_dir, "run.log");
   if (zlb_write_file_atomic(p.buf, log.buf, log.len, &e)) {
     v->code = ZLB_EXIT_OUTPUT;

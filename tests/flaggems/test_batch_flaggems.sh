@@ -90,6 +90,9 @@ expect_in "$OUT/ops/abs/run.log" "# zlbench: row 1: torch timer=direct"
 expect_in "$OUT/ops/poison/run_identity.json" '"poison"'
 # summary.csv covers FlagGems' rows: 2 dtypes x 2 shapes for abs.
 [ "$(grep -c '^abs,,float' "$OUT/summary.csv")" = 4 ] || fail "summary.csv: $(grep '^abs' "$OUT/summary.csv")"
+# ...with the timer the plugin's per-row lines name.
+[ "$(grep -c '^abs,,float.*,direct,,SUCCESS,' "$OUT/summary.csv")" = 4 ] ||
+  fail "summary.csv lacks the plugin's timer: $(grep '^abs' "$OUT/summary.csv")"
 expect_in "$OUT/summary.csv" "softmax,,float16"
 
 # ---- resume after SIGINT ---------------------------------------------------------
