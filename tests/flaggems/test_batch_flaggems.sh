@@ -88,6 +88,9 @@ expect_in "$OUT/ops/abs/run.log" "Operator: abs  Performance Test (dtype=torch.f
 expect_in "$OUT/ops/abs/run.log" "# zlbench: row 1: torch timer=direct"
 [ -f "$OUT/ops/abs/zlbench_rows.json" ] || fail "no sidecar for abs"
 expect_in "$OUT/ops/poison/run_identity.json" '"poison"'
+grep -q '"provider": *{ *"name": *"flaggems"' "$OUT/run_identity.json" ||
+  grep -A1 '"provider"' "$OUT/run_identity.json" | grep -q '"flaggems"' ||
+  fail "the batch's run_identity.json does not name the provider"
 # summary.csv covers FlagGems' rows: 2 dtypes x 2 shapes for abs.
 [ "$(grep -c '^abs,,float' "$OUT/summary.csv")" = 4 ] || fail "summary.csv: $(grep '^abs' "$OUT/summary.csv")"
 # ...with the timer the plugin's per-row lines name.
