@@ -162,6 +162,13 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
                        "checkout)");
     goto out;
   }
+  if (strcmp(b.prov->name, "flaggems") && (o->flaggems_dir || o->stage || o->fg_mode)) {
+    rc = zlb_error_set(err, ZLB_EINVAL,
+                       "--flaggems, --stage and --mode belong to --provider flaggems, not "
+                       "to provider '%s'",
+                       b.prov->name);
+    goto out;
+  }
   if (b.prov->check && (rc = b.prov->check(&b, err)))
     goto out;
   if (!o->list_only && ((rc = zlb_check_writable_dir(o->out_dir, err)) ||

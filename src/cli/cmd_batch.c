@@ -68,7 +68,9 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
           "its own child process and process group, on device fnv1a64(name) mod ndevices,\n"
           "with a time limit, retries, dtype fallback and resume. With no arguments it\n"
           "screens the default corpus of the auto-selected backend (the host corpus on a\n"
-          "machine without an accelerator) into a fresh folder.\n\n");
+          "machine without an accelerator) into a fresh folder. With --provider flaggems\n"
+          "it screens a FlagGems checkout's pytest benchmarks instead, one pytest child\n"
+          "per operator timed by zlbench (-p zlbench.pytest_plugin).\n\n");
   zlb_cli_help(f, opts);
   fprintf(f, "\nexit codes: 0 every operator ok, 1 some failed, 2 usage or input error,\n"
              "3 backend unavailable, 6 cannot write results, 130 interrupted (rerun to resume)\n");

@@ -39,6 +39,9 @@ grep -q "^add	" "$TMP/out" || fail "corpus --list lacks add"
 # Errors before anything runs.
 expect_rc 2 "$ZLBENCH" batch --provider flaggems --backend host --list
 expect_in "$TMP/err" "needs --flaggems DIR"
+expect_rc 2 "$ZLBENCH" batch --backend host --stage stable --list
+expect_in "$TMP/err" "belong to --provider flaggems"
+expect_rc 2 "$ZLBENCH" batch $FG --list --stage gold
 expect_rc 2 "$ZLBENCH" batch $FG --list --verbose
 expect_in "$TMP/err" "run option '--verbose' has no meaning for --provider flaggems"
 expect_rc 2 "$ZLBENCH" batch $FG --list --ops abs,nosuchop
