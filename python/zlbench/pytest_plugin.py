@@ -352,9 +352,10 @@ def pytest_runtest_setup(item):
 
 
 def pytest_runtest_teardown(item):
-    # Measurements of a test that printed no table (it failed on the way).
+    # Measurements that no printed table took: the test failed on the way,
+    # or its benchmark prints no table through update_result.
     if _state.calls:
-        _state.tables.append({"op": None, "node": item.nodeid, "incomplete": True,
+        _state.tables.append({"op": None, "node": item.nodeid, "untabled": True,
                               "rows": [{"index": 0, "calls": _state.calls}]})
         _state.calls = []
         _write_sidecar()

@@ -148,6 +148,12 @@ def test_fatal_fails_that_test_only(tmp_path):
     assert "1 failed, 1 passed" in text
     ident = json.loads((out / "run_identity.json").read_text())
     assert "illegal address" in ident["fatal"]
+    # The failed test printed no table: its measurements are kept apart.
+    tables = json.loads((out / "zlbench_rows.json").read_text())["tables"]
+    (lost,) = [t for t in tables if t.get("untabled")]
+    assert lost["node"].endswith("::test_fatal")
+    assert "fatal: illegal address" in lost["rows"][0]["calls"][0]["error"]
+    assert [t["op"] for t in tables if not t.get("untabled")] == ["abs"]
 
 
 def test_stop_rule_choice(tmp_path):
