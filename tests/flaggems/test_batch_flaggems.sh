@@ -101,6 +101,13 @@ grep -q '"provider": *{ *"name": *"flaggems"' "$OUT/run_identity.json" ||
   fail "summary.csv lacks the plugin's timer: $(grep '^abs' "$OUT/summary.csv")"
 expect_in "$OUT/summary.csv" "softmax,,float16"
 
+# Replay reuses finished FlagGems results as it does the corpus's.
+expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops abs,broken --replay-from "$OUT" --out "$TMP/replayed"
+[ "$(csv_field "$TMP/replayed/ops_status.csv" abs status)" = replayed ] || fail "abs not replayed"
+[ "$(csv_field "$TMP/replayed/ops_status.csv" broken status)" = replayed_collection_error ] ||
+  fail "broken: $(csv_field "$TMP/replayed/ops_status.csv" broken status)"
+expect_in "$TMP/replayed/ops/abs/run.log" "# zlbench: row 2: torch timer=direct"
+
 # ---- resume after SIGINT ---------------------------------------------------------
 OUT="$TMP/res2"
 "$ZLBENCH" batch $FG $FAST --ops abs,hang,sum --devices 0 --timeout 60 --retries 0 \
