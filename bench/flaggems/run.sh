@@ -68,13 +68,13 @@ fi
 
 stage_build() {
   local t0=$SECONDS
-  if [ -x "$BUILD/bin/zlbench" ] && [ -f "$BUILD/lib/libzlbench.so" ]; then
-    note "build: present ($BUILD)"
-    return 0
-  fi
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DZLB_TESTS=OFF >"$WORK/logs/build.log" 2>&1 &&
-    cmake --build "$BUILD" -j "$(nproc)" >>"$WORK/logs/build.log" 2>&1
+  # Configure once, then an incremental build every call: a build folder
+  # left by another checkout's run is brought up to this one.
+  { [ -f "$BUILD/CMakeCache.txt" ] ||
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DZLB_TESTS=OFF >"$WORK/logs/build.log" 2>&1; } &&
+    cmake --build "$BUILD" -j "$(nproc)" --target zlbench_cli zlbench_shared \
+      >>"$WORK/logs/build.log" 2>&1
   local rc=$?
   note "build: rc=$rc ($((SECONDS - t0)) s)"
   [ $rc = 0 ] || tail -30 "$WORK/logs/build.log"
