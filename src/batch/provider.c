@@ -426,20 +426,26 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
 static void fg_reason(const char *text, char *buf, size_t len) {
   zlb_strvec_t lines = ZLB_STRVEC_INIT;
   static const char *const keys[] = {"Fatal Python error", "E   ", "ERROR collecting",
-                                     "ImportError", "Error", "FAILED", NULL};
+                                     "ImportError", "error:", "Error", "FAILED", NULL};
   buf[0] = '\0';
   zlb_strvec_split(&lines, text, '\n');
   for (const char *const *k = keys; *k && !buf[0]; k++)
     for (size_t i = 0; i < lines.n && !buf[0]; i++)
       if (strstr(lines.v[i], *k)) {
         /* pytest's "____ ERROR collecting x.py ____" without its rules. */
-        char *t = lines.v[i];
-        size_t n;
-        while (*t == '_' || *t == ' ')
-          t++;
+        char *t = zlb_trim(lines.v[i]);
+        size_t n = strspn(t, "_");
+        if (n >= 3 && t[n] == ' ') /* a rule, not a name like __main__ */
+          t = zlb_trim(t + n);
         n = strlen(t);
-        while (n && (t[n - 1] == '_' || t[n - 1] == ' ' || t[n - 1] == '\r'))
-          t[--n] = '\0';
+        if (n >= 4 && t[n - 1] == '_') {
+          size_t e = n;
+          while (e && t[e - 1] == '_')
+            e--;
+          if (n - e >= 3 && e && t[e - 1] == ' ')
+            t[e - 1] = '\0';
+          n = strlen(t);
+        }
         /* Runs of blanks as one ("E           ValueError: ..."). */
         for (size_t r = 0, w = 0; r <= n; r++)
           if (!(t[r] == ' ' && w && t[w - 1] == ' '))
@@ -516,9 +522,17 @@ static void fg_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
       v->code = ZLB_EXIT_USAGE;
       v->final = 1;
       zlb_strlcpy(v->status, "collection_error", sizeof(v->status));
+    } else if (ex->code == 4 && strstr(errtext.buf, "--dtypes: invalid choice")) {
+      /* A dtype FlagGems' suite does not know at all. */
+      v->code = ZLB_EXIT_USAGE;
+      v->final = 1;
+      zlb_strlcpy(v->status, "dtype_unsupported", sizeof(v->status));
+      fg_reason(errtext.buf, v->line, sizeof(v->line));
     } else if (ex->code == 4) {
       v->code = ZLB_EXIT_USAGE;
       v->final = 1;
+      if (!v->line[0])
+        fg_reason(errtext.buf, v->line, sizeof(v->line));
     }
     break;
   case 5: /* no tests collected, or the plugin's poisoned exit */

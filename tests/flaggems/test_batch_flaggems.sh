@@ -101,6 +101,13 @@ grep -q '"provider": *{ *"name": *"flaggems"' "$OUT/run_identity.json" ||
   fail "summary.csv lacks the plugin's timer: $(grep '^abs' "$OUT/summary.csv")"
 expect_in "$OUT/summary.csv" "softmax,,float16"
 
+# A dtype the suite does not know at all (its --dtypes choices): refused
+# per dtype, the known one measured.
+expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops add --dtypes float16,int64 --out "$TMP/dt"
+# (The signature holds commas: the row is matched whole.)
+grep -q '^add,partial,3,2,.*"exit 4: __main__.py: error: argument --dtypes: invalid choice: .int64. .*",int64,"' \
+  "$TMP/dt/ops_status.csv" || fail "add float16,int64: $(grep '^add' "$TMP/dt/ops_status.csv")"
+
 # Replay reuses finished FlagGems results as it does the corpus's.
 expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops abs,broken --replay-from "$OUT" --out "$TMP/replayed"
 [ "$(csv_field "$TMP/replayed/ops_status.csv" abs status)" = replayed ] || fail "abs not replayed"
