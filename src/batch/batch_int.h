@@ -42,6 +42,7 @@ typedef struct zlb__unit {
   char status[32];
   char signature[320];
   char timer[16];
+  int whole;          /* the last end concerns the operator, not a dtype */
 } zlb__unit_t;
 
 typedef enum zlb__job_state {
@@ -114,12 +115,15 @@ void zlb__batch_stop(zlb__batch_t *b, const zlb_error_t *e);
 /* What a child's end means, in zlbench's terms: `code` a zlb_exit_code_t
  * (ZLB__EXIT_OTHER for a plain failure), `status` a status replacing the
  * code's own ("" none), `line` the failure's first line ("": the first
- * error line of stderr), `final` no retry. */
+ * error line of stderr), `final` no retry, `whole` the failure concerns the
+ * operator whatever its dtypes (a collection error, a skip): no child per
+ * dtype after it. */
 typedef struct zlb__verdict {
   int code;
   char status[32];
   char line[256];
   int final;
+  int whole;
 } zlb__verdict_t;
 
 typedef struct zlb__provider {

@@ -285,6 +285,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
   if (!ex->timed_out && !ex->signaled)
     exv.code = v.code;
   st = v.status[0] ? v.status : status_of_exit(ex);
+  u->whole = v.whole;
   accepted = !ex->timed_out && !ex->signaled && !v.status[0] &&
              (ex->code == ZLB_EXIT_OK || ex->code == ZLB_EXIT_FAILED) &&
              run_finished(j->attempt_dir);
@@ -346,7 +347,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
   if (j->level == 1) {
     /* No rows from the all-dtypes child: one child per dtype, so one bad
      * dtype loses only itself (pointless for a single dtype). */
-    if (!u->accepted) {
+    if (!u->accepted && !u->whole) {
       begin_level2(b, j);
       if (j->nl2 > 1) {
         launch(b, j);

@@ -81,6 +81,7 @@ static void corpus_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex
   v->status[0] = '\0';
   v->line[0] = '\0';
   v->final = ex->code == ZLB_EXIT_USAGE || ex->code == ZLB_EXIT_UNAVAIL;
+  v->whole = 0;
 }
 
 /* ---- FlagGems' pytest suite -------------------------------------------------------------- */
@@ -467,6 +468,7 @@ static void fg_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
   v->status[0] = '\0';
   v->line[0] = '\0';
   v->final = 0;
+  v->whole = 0;
   /* run.log: the child's stdout without ANSI escapes. */
   read_capped(j->attempt_dir, "stdout.log", 2 * ZLB_CAPTURE_KEEP + 4096, &raw);
   zlb_strip_ansi(raw.buf, &log);
@@ -502,11 +504,35 @@ static void fg_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
   switch (ex->code) {
   case 0:
     v->code = ZLB_EXIT_OK;
+    if (!strstr(log.buf, "Performance Test (")) {
+      /* Passed without a table: skipped (a skipif for this machine), or a
+       * test that measures nothing. Not a measurement either way. */
+      v->code = ZLB_EXIT_USAGE;
+      v->final = v->whole = 1;
+      zlb_strlcpy(v->status, strstr(log.buf, " skipped") ? "skipped" : "no_rows",
+                  sizeof(v->status));
+      fg_reason(log.buf, v->line, sizeof(v->line));
+      if (!v->line[0]) {
+        /* pytest -q's last line: "1 skipped in 0.01s". */
+        const char *last = strstr(log.buf, " skipped");
+        const char *b0 = last;
+        while (b0 && b0 > log.buf && b0[-1] != '\n')
+          b0--;
+        if (b0)
+          snprintf(v->line, sizeof(v->line), "%.*s", (int)strcspn(b0, "\n"), b0);
+      }
+    }
     break;
   case 1: /* tests failed */
     if (id && zlb_json_get_string(id, "fatal", NULL)) {
       v->code = ZLB_EXIT_FATAL;
       snprintf(v->line, sizeof(v->line), "fatal: %.200s", zlb_json_get_string(id, "fatal", ""));
+    } else if (strstr(log.buf, "CUDA error: an illegal memory access") ||
+               strstr(log.buf, "device-side assert triggered") ||
+               strstr(log.buf, "CUDA error: unspecified launch failure")) {
+      /* A device fault outside zlbench's timer (in FlagGems' or torch's
+       * own calls): fatal, as the timer's own would be. */
+      v->code = ZLB_EXIT_FATAL;
     } else if (strstr(log.buf, "can't be supported by this op")) {
       v->code = ZLB_EXIT_USAGE;
       v->final = 1;
@@ -520,7 +546,7 @@ static void fg_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
     if (strstr(log.buf, "ERROR collecting") || strstr(log.buf, "ImportError") ||
         strstr(log.buf, "ModuleNotFoundError")) {
       v->code = ZLB_EXIT_USAGE;
-      v->final = 1;
+      v->final = v->whole = 1;
       zlb_strlcpy(v->status, "collection_error", sizeof(v->status));
     } else if (ex->code == 4 && strstr(errtext.buf, "--dtypes: invalid choice")) {
       /* A dtype FlagGems' suite does not know at all. */
@@ -542,7 +568,7 @@ static void fg_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
                zlb_json_get_string(id, "poisoned", ""));
     } else {
       v->code = ZLB_EXIT_USAGE;
-      v->final = 1;
+      v->final = v->whole = 1;
       zlb_strlcpy(v->status, "no_tests", sizeof(v->status));
       zlb_strlcpy(v->line, "no test collected for this operator", sizeof(v->line));
     }

@@ -26,7 +26,7 @@ mkdir -p "$TMP/cwd"
 cd "$TMP/cwd" || fail "cannot enter $TMP/cwd"
 expect_rc 0 "$ZLBENCH" batch $FG --list
 [ "$(cut -f1 "$TMP/out" | tr '\n' ' ')" = \
-  "abs abs_ add broken crash fatal hang intonly isolation poison softmax sum " ] ||
+  "abs abs_ add broken crash fatal hang intonly isolation poison skipped softmax sum " ] ||
   fail "--list: unexpected operators: $(cut -f1 "$TMP/out" | tr '\n' ' ')"
 expect_in "$TMP/out" "$(printf 'abs\tdevice=0\tdtypes=float16,bfloat16,float32\tfile=test_abs.py')"
 expect_rc 0 "$ZLBENCH" batch $FG --list --stage beta
@@ -59,7 +59,7 @@ expect_in "$TMP/err" "flaggems_discover output, line 2"
 OUT="$TMP/res"
 # (hang is timed out in the resume part below, where it costs one limit.)
 expect_rc 1 "$ZLBENCH" batch $FG $FAST --out "$OUT" --timeout 30 --retries 1 \
-  --ops abs,add,softmax,crash,intonly,broken,poison,fatal --dtypes float16,float32
+  --ops abs,add,softmax,crash,intonly,broken,poison,fatal,skipped --dtypes float16,float32
 st() { csv_field "$OUT/ops_status.csv" "$1" "$2"; }
 [ "$(st abs status)" = ok ] || fail "abs: $(st abs status)"
 [ "$(st add status)" = ok ] || fail "add: $(st add status)"
@@ -77,9 +77,13 @@ esac
 [ "$(st poison status)" = ok_capture_denied ] || fail "poison: $(st poison status)"
 [ "$(st poison attempts)" = 2 ] || fail "poison attempts: $(st poison attempts)"
 [ "$(st fatal status)" = fatal ] || fail "fatal: $(st fatal status)"
-# A collection error is final: no retry, then one child per dtype (each
-# final too). A crash is retried once (--retries 1) per child.
-[ "$(st broken attempts)" = 3 ] || fail "broken attempts: $(st broken attempts)"
+# A skipped test measured nothing: not "ok".
+[ "$(st skipped status)" = skipped ] || fail "skipped: $(st skipped status)"
+# A collection error is final and concerns the operator, not a dtype: one
+# child. A crash is retried once (--retries 1), then one child per dtype,
+# each retried once.
+[ "$(st broken attempts)" = 1 ] || fail "broken attempts: $(st broken attempts)"
+[ "$(st skipped attempts)" = 1 ] || fail "skipped attempts: $(st skipped attempts)"
 [ "$(st crash attempts)" = 6 ] || fail "crash attempts: $(st crash attempts)"
 # run.log is the child's stdout without ANSI escapes; the tables and the
 # plugin's lines are in it.

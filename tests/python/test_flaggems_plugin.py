@@ -172,7 +172,7 @@ def test_stop_rule_choice(tmp_path):
 def test_discover_marks_dtypes_stages():
     rows = {r[0]: r for r in flaggems_discover.discover(MINI)}
     assert set(rows) == {"abs", "abs_", "add", "sum", "softmax", "intonly", "crash", "hang",
-                         "broken", "poison", "fatal", "isolation"}
+                         "broken", "poison", "fatal", "isolation", "skipped"}
     assert rows["abs"] == ("abs", "test_abs.py", "float16,float32,bfloat16", "stable")
     assert rows["intonly"][2:] == ("int16,int32", "alpha")
     assert rows["softmax"][3] == "stable"  # listed under `for: _softmax`
