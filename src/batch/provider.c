@@ -311,7 +311,7 @@ static const char *run_arg(const zlb_batch_opts_t *o, const char *name) {
 }
 
 /* The run options a FlagGems child understands; the batch refuses others
- * before anything runs (zlb__provider_check). */
+ * before anything runs (fg_check). */
 static const char *const fg_run_opts[] = {"--level", "--shape-file", "--timer", "--warmup-ms",
                                           "--rep-ms", NULL};
 
