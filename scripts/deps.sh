@@ -4,7 +4,11 @@
 #   scripts/deps.sh build   compiler, make, cmake, libyaml, cJSON
 #   scripts/deps.sh test    the same plus cmocka, and pytest for Debian's
 #                           python3 (the Python package's tests; without it
-#                           they skip, saying so)
+#                           they skip, saying so), and Slurm (slurm-wlm,
+#                           munge: the Slurm test starts a one-node cluster;
+#                           without them it skips, saying so), and HIP's
+#                           header (libamdhip64-dev: the ROCm declarations
+#                           check; skipped without it)
 set -u
 need=""
 want=""
@@ -21,22 +25,43 @@ have_header cjson/cJSON.h || need="$need libcjson-dev"
 if [ "${1:-build}" = test ]; then
   have_header cmocka.h || need="$need libcmocka-dev"
   /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || want="$want python3-pytest"
+  { have_cmd slurmctld || [ -x /usr/sbin/slurmctld ]; } || want="$want slurm-wlm"
+  { have_cmd munged || [ -x /usr/sbin/munged ]; } || want="$want munge"
+  # HIP's header and runtime: the test that checks the ROCm backend's
+  # declarations against the header, and the "no device" case on the real
+  # library.
+  have_header hip/hip_runtime_api.h || want="$want libamdhip64-dev"
 fi
-# Wanted, not needed: installed when we can install, else a warning.
+# Noninteractive: slurm-wlm and munge ask nothing, and start no service
+# where there is no init system (the Slurm test starts its own daemons).
+install_cmd() { echo "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends$1"; }
+can_root() { [ "$(id -u)" = 0 ] && have_cmd apt-get; }
+can_sudo() { have_cmd sudo && have_cmd apt-get && sudo -n true 2>/dev/null; }
+
+# Wanted, not needed: installed when we can install, else (or when the
+# installation fails) a warning: their tests skip, saying so.
+# One package at a time: one that this distribution lacks must not keep
+# the others out.
 if [ -n "$want" ]; then
-  if [ "$(id -u)" = 0 ] && have_cmd apt-get || { have_cmd sudo && have_cmd apt-get && sudo -n true 2>/dev/null; }; then
-    need="$need$want"
+  if can_root; then pre=""; elif can_sudo; then pre="sudo"; else pre="none"; fi
+  if [ "$pre" = none ]; then
+    echo "zlbench: the Python, Slurm or HIP header tests will skip without:$want (install with: sudo sh -c '$(install_cmd "$want")')" >&2
   else
-    echo "zlbench: the Python tests will skip without:$want (install with: sudo apt-get install -y$want)" >&2
+    echo "zlbench: installing wanted packages:$want"
+    $pre apt-get update >/dev/null 2>&1 || true
+    for p in $want; do
+      $pre env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$p" \
+        >/dev/null 2>&1 || echo "zlbench: could not install $p; its tests will skip" >&2
+    done
   fi
 fi
 [ -z "$need" ] && exit 0
 
-cmd="apt-get update && apt-get install -y --no-install-recommends$need"
-if [ "$(id -u)" = 0 ] && have_cmd apt-get; then
+cmd=$(install_cmd "$need")
+if can_root; then
   echo "zlbench: installing missing packages:$need"
   sh -c "$cmd" || { echo "zlbench: installation failed; run: $cmd" >&2; exit 1; }
-elif have_cmd sudo && have_cmd apt-get && sudo -n true 2>/dev/null; then
+elif can_sudo; then
   echo "zlbench: installing missing packages with sudo:$need"
   sudo sh -c "$cmd" || { echo "zlbench: installation failed; run: sudo sh -c '$cmd'" >&2; exit 1; }
 else

@@ -216,8 +216,9 @@ __global__ void dropout_judge_kernel(const T *x, const T *out, int64_t n, double
 }
 
 /* randperm, first pass: res[0] = the lowest element out of [0, n),
- * res[1] = fixed points; lowest[v] = the lowest index holding value v. */
-__global__ void perm_scan_kernel(const int64_t *perm, int64_t n, unsigned long long *lowest,
+ * res[1] = fixed points; lowest[v] = the lowest index holding value v
+ * (n < 2^32 - 1: 32 bits each). */
+__global__ void perm_scan_kernel(const int64_t *perm, int64_t n, unsigned *lowest,
                                  unsigned long long *res) {
   unsigned long long fixed = 0;
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -227,7 +228,7 @@ __global__ void perm_scan_kernel(const int64_t *perm, int64_t n, unsigned long l
       note_fail(&res[0], i);
       continue;
     }
-    atomicMin(&lowest[v], (unsigned long long)i);
+    atomicMin(&lowest[v], (unsigned)i);
     fixed += v == i;
   }
   warp_add(&res[1], fixed);
@@ -235,11 +236,11 @@ __global__ void perm_scan_kernel(const int64_t *perm, int64_t n, unsigned long l
 
 /* randperm, second pass over [0, limit) (all in range): the first element
  * whose value an earlier index holds. */
-__global__ void perm_repeat_kernel(const int64_t *perm, int64_t limit,
-                                   const unsigned long long *lowest, unsigned long long *rep) {
+__global__ void perm_repeat_kernel(const int64_t *perm, int64_t limit, const unsigned *lowest,
+                                   unsigned long long *rep) {
   const int64_t step = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < limit; i += step)
-    if (lowest[perm[i]] < (unsigned long long)i)
+    if ((int64_t)lowest[perm[i]] < i)
       note_fail(rep, i);
 }
 
@@ -655,17 +656,20 @@ template <int KIND> struct RandomOp {
     const char *who = which == ZLB_BASELINE ? "baseline" : "candidate";
     unsigned long long res[3];
     DevBuf lowest(env), dres(env);
-    ZLBC_TRY(lowest.get((size_t)n * sizeof(unsigned long long), 0xff, s));
+    if (n >= (int64_t)0xffffffffu)
+      return errf(env, ZLB_EUNSUPPORTED, "randperm: n = %lld too large for the device check",
+                  (long long)n);
+    ZLBC_TRY(lowest.get((size_t)n * sizeof(unsigned), 0xff, s));
     ZLBC_TRY(dres.get(sizeof(res), 0xff, s));
     ZLBC_CUDA(env, cudaMemsetAsync(dres.as<unsigned long long>() + 1, 0, sizeof(res[1]), s));
     perm_scan_kernel<<<grid_for(env, n, kCheckThreads, 8), kCheckThreads, 0, s>>>(
-        perm, n, lowest.as<unsigned long long>(), dres.as<unsigned long long>());
+        perm, n, lowest.as<unsigned>(), dres.as<unsigned long long>());
     ZLBC_LAUNCHED(env, "perm_scan_kernel");
     ZLBC_TRY(dev_read(env, s, res, dres.p, 2 * sizeof(res[0])));
     const int64_t limit = res[0] != kNoFail ? (int64_t)res[0] : n;
     if (limit > 0) {
       perm_repeat_kernel<<<grid_for(env, limit, kCheckThreads, 8), kCheckThreads, 0, s>>>(
-          perm, limit, lowest.as<unsigned long long>(), dres.as<unsigned long long>() + 2);
+          perm, limit, lowest.as<unsigned>(), dres.as<unsigned long long>() + 2);
       ZLBC_LAUNCHED(env, "perm_repeat_kernel");
     }
     ZLBC_TRY(dev_read(env, s, &res[2], dres.as<unsigned long long>() + 2, sizeof(res[2])));

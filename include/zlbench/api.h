@@ -177,15 +177,20 @@ typedef struct zlb_result zlb_result_t;
 
 /**
  * Measure: the timer (AUTO: graph with per-shape fallback on a backend with
- * graphs, direct elsewhere; GRAPH on a backend without graphs: direct with
- * the marker fallback(phase=capture,reason=ZLB_EUNSUPPORTED,repeat=N)),
- * warm-up and estimate as eager calls of `call`, the capture through
- * `capture` when given (else the engine captures `call`), clocks before
- * and after. A refused capture falls back to direct timing with the
- * marker; a fatal fault (ZLB_EFATAL) or a capture that left the context
- * unusable (ZLB_EPOISONED) is an error, with err->vendor_name the reason.
- * An error from a callback stops the measurement and comes back as the
- * error. On success *out is the result.
+ * graphs, else queue where the backend can hold a stream, else direct;
+ * GRAPH on a backend without graphs: direct with the marker
+ * fallback(phase=capture,reason=ZLB_EUNSUPPORTED,repeat=N)), warm-up and
+ * estimate as eager calls of `call`, the capture through `capture` when
+ * given (else the engine captures `call`), clocks before and after. The
+ * session's context is made current on the calling thread first. A
+ * refused capture or hold falls back to direct timing with the marker; a
+ * fatal fault (ZLB_EFATAL: the backend's table says so, or the context no
+ * longer answers, whichever timer saw it) or a capture that left the
+ * context unusable (ZLB_EPOISONED) is an error, with err->vendor_name the
+ * reason, and the session is unusable afterwards (close it). An error from
+ * a callback stops the measurement and comes back as the error; a callback
+ * may report only the ZLB_API_E* codes (anything else becomes
+ * ZLB_API_EOP). On success *out is the result.
  */
 ZLB_API int zlb_measure(zlb_session_t *s, const zlb_measure_opts_t *o, zlb_call_fn call,
                         zlb_capture_fn capture, void *user, zlb_result_t **out,

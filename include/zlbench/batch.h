@@ -156,6 +156,40 @@ typedef struct zlb_batch_result {
  */
 int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_t *err);
 
+/* ---- merging host shards ------------------------------------------------------------ */
+
+typedef struct zlb_merge_opts {
+  const char *out_dir;
+  const zlb_strvec_t *dirs; /* the shards' output folders */
+  int copy;                 /* copy files instead of hard-linking them */
+  int argc;
+  char **argv;
+} zlb_merge_opts_t;
+
+typedef struct zlb_merge_result {
+  int shard_count, shards_found;
+  size_t total, merged;
+  int ok, failed;
+  zlb_strvec_t missing; /* operators without a finished result */
+  int *missing_shard;   /* the shard that should have run each */
+  zlb_strvec_t why;     /* one line per missing operator */
+  zlb_strvec_t notes;   /* folders without a shard's identity */
+} zlb_merge_result_t;
+
+/**
+ * Merge the output folders of a batch's host shards into o->out_dir, a
+ * folder with a batch folder's layout: ops/<op>/ (hard links, or copies),
+ * ops_status.csv, summary.csv and run_identity.json (kind "batch", with
+ * `merge`, `shards` and `missing`). The shards must belong together (same
+ * selection, shard count, backend, tool, dtypes, run arguments, time limit
+ * and retries: ZLB_EINVAL naming the fields); each operator is taken from
+ * the shard the host hash gives it, when that shard finished it. Missing
+ * operators are listed in `r`, not an error. Idempotent: a merge again,
+ * after a missing shard ran, completes the folder.
+ */
+int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t *err);
+void zlb_merge_result_release(zlb_merge_result_t *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,4 +1,4 @@
-/* Operator ABI v2: what an operator library exports and what the harness
+/* Operator ABI v3: what an operator library exports and what the harness
  * gives it. An operator library is a shared object exporting one function,
  * zlb_ops_register(); it needs no libzlbench symbols. */
 #ifndef ZLBENCH_OP_H
@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define ZLB_OP_ABI_VERSION 2u /* 2: compare_device, setup */
+#define ZLB_OP_ABI_VERSION 3u /* 2: compare_device; 3: setup */
 #define ZLB_MAX_DIMS 8
 #define ZLB_MAX_ARGS 4
 #define ZLB_MAX_TENSORS 8

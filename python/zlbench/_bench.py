@@ -8,8 +8,10 @@ adapter (torch, CuPy, none) and shapes the results as Triton's functions do.
 import ctypes
 import math
 import os
+import signal
 import sys
 import threading
+import weakref
 
 from . import _lib
 from ._lib import ApiError, MeasureOpts, CALL_FN, CAPTURE_FN
@@ -133,10 +135,13 @@ class _Session:
         self.device_name = lib.zlb_session_device_name(handle).decode("utf-8", "replace")
         self.has_graphs = bool(lib.zlb_session_has_graphs(handle))
         self.stream = lib.zlb_session_stream(handle) or 0
+        # Closed when the session goes away (its thread ended, say), not
+        # only by close(): each holds a stream and an L2 flush buffer.
+        self._closer = weakref.finalize(self, lib.zlb_session_close, handle)
 
     def close(self):
         if self.handle:
-            _lib.library().zlb_session_close(self.handle)
+            self._closer()
             self.handle = None
 
 
@@ -230,16 +235,50 @@ def _adapter(session, framework):
 def _fill(err, exc):
     """An exception as the callback's error: its type names the failure (the
     marker's reason when a capture fails); a runtime error code it carries
-    (torch's AcceleratorError.error_code) lets the engine classify it."""
+    (torch's AcceleratorError.error_code) lets the engine classify it.
+    Never raises: it runs inside a callback, where nothing may unwind into C
+    (an exception whose str() raises gets a plain message)."""
     e = err.contents
     e.code = _lib.EINTR if isinstance(exc, KeyboardInterrupt) else _lib.EOP
-    code = getattr(exc, "error_code", None)
-    if isinstance(code, int) and not isinstance(code, bool) and 0 < code < 100000:
-        e.vendor_code = code
-    else:
-        e.vendor_name = type(exc).__name__.encode("ascii", "replace")[:63]
-    msg = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:_MSG]
-    e.msg = msg
+    try:
+        code = getattr(exc, "error_code", None)
+        if isinstance(code, int) and not isinstance(code, bool) and 0 < code < 100000:
+            e.vendor_code = code
+        else:
+            e.vendor_name = type(exc).__name__.encode("ascii", "replace")[:63]
+        e.msg = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:_MSG]
+    except BaseException:  # noqa: B036 - see the docstring
+        e.msg = b"the callback raised an exception that cannot be described"
+
+
+class _SigintDeferred:
+    """While the engine runs (main thread, default handler only), Ctrl-C
+    sets a flag instead of raising: an exception raised asynchronously at a
+    callback's first line, before its try, would escape into C (ctypes then
+    returns an undefined status). The callbacks see the flag and stop the
+    measurement; measure() raises KeyboardInterrupt once the engine is back."""
+
+    def __init__(self, run):
+        self.run = run
+        self.old = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            try:
+                if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                    self.old = signal.signal(signal.SIGINT, self._on_sigint)
+            except (ValueError, OSError):
+                self.old = None
+        return self
+
+    def _on_sigint(self, signum, frame):
+        self.run.abort = True
+        self.run.interrupted = True
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+        return False
 
 
 class _Run:
@@ -254,6 +293,7 @@ class _Run:
         self.exc = None            # the last exception of fn or of the capture
         self.capture_exc = None    # the one a capture attempt raised
         self.abort = False         # KeyboardInterrupt, SystemExit: call nothing more
+        self.interrupted = False   # Ctrl-C arrived while the engine ran
         self.graphs = []           # graphs handed to the engine: alive until it returns
         self.c_call = CALL_FN(self._call)
         self.c_capture = CAPTURE_FN(self._capture) if adapter.can_capture else CAPTURE_FN()
@@ -415,6 +455,9 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
                         ("max_samples", max_samples), ("flush_bytes", flush_bytes)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name}={value!r}: expected an int")
+        # C ints (size_t for flush_bytes): ctypes would wrap larger values.
+        if not -2**31 <= value < (2**63 if name == "flush_bytes" else 2**31):
+            raise ValueError(f"{name}={value!r}: out of range")
     if flush_bytes < 0:
         raise ValueError(f"flush_bytes={flush_bytes}: expected >= 0")
     o.repeat = repeat
@@ -440,17 +483,32 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
     out = ctypes.c_void_p()
     err = ApiError()
     rng = adapter.save_rng() if preserve_rng and hasattr(adapter, "save_rng") else None
-    adapter.begin(session)
+    began = False
+    rc = -1
+    cleanup = []
     try:
-        rc = lib.zlb_measure(session.handle, ctypes.byref(o), run.c_call, run.c_capture, None,
-                             ctypes.byref(out), ctypes.byref(err))
+        adapter.begin(session)
+        began = True
+        with _SigintDeferred(run):
+            rc = lib.zlb_measure(session.handle, ctypes.byref(o), run.c_call, run.c_capture,
+                                 None, ctypes.byref(out), ctypes.byref(err))
     finally:
-        try:
-            adapter.end(session)
-        finally:
-            run.release()
-            if rng is not None:
-                adapter.restore_rng(rng)
+        # Every step runs; after a device fault they may fail too, and must
+        # not hide the engine's error (raised below).
+        steps = [run.release]
+        if began:
+            steps.insert(0, lambda: adapter.end(session))
+        if rng is not None:
+            steps.append(lambda: adapter.restore_rng(rng))
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - reported below unless rc says more
+                cleanup.append(exc)
+    if run.interrupted and run.exc is None:
+        raise KeyboardInterrupt
+    if not rc and cleanup:
+        raise cleanup[0]
     if rc:
         if run.exc is not None and rc in (_lib.EOP, _lib.EINTR):
             exc, run.exc = run.exc, None

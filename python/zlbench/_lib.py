@@ -151,13 +151,16 @@ def _check_abi(lib, path):
     if version // 10000 != API_MAJOR:
         raise ImportError(f"{path} implements zlbench API {version // 10000}.{version % 10000}; "
                           f"this package needs {API_MAJOR}.x: rebuild the library or the package")
-    # The options struct as the library sees it must be this module's.
+    # The library must know every option field this module sets: its
+    # struct may be larger (a newer minor version reads ours by its size),
+    # not smaller.
     buf = ctypes.create_string_buffer(4096)
     lib.zlb_measure_opts_init(buf)
     size = ctypes.c_size_t.from_buffer(buf).value
-    if size != ctypes.sizeof(MeasureOpts):
+    if size < ctypes.sizeof(MeasureOpts):
         raise ImportError(f"{path}: the options struct is {size} bytes there and "
-                          f"{ctypes.sizeof(MeasureOpts)} here: library and package differ")
+                          f"{ctypes.sizeof(MeasureOpts)} here: the library is older than "
+                          f"the package; rebuild it")
     return version
 
 

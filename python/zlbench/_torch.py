@@ -50,10 +50,17 @@ class TorchAdapter:
         engine = self._stream(session.stream)
         self._dev = torch.cuda.device(self.device)
         self._dev.__enter__()
-        self._caller = torch.cuda.current_stream()
-        engine.wait_stream(self._caller)
-        self._ctx = torch.cuda.stream(engine)
-        self._ctx.__enter__()
+        try:
+            self._caller = torch.cuda.current_stream()
+            engine.wait_stream(self._caller)
+            self._ctx = torch.cuda.stream(engine)
+            self._ctx.__enter__()
+        except BaseException:
+            # end() is not called when begin() fails: leave torch's device
+            # as it was.
+            self._ctx = None
+            self._dev.__exit__(None, None, None)
+            raise
 
     def end(self, session):
         torch = self.torch

@@ -206,8 +206,10 @@ static int read_opts(const zlb_measure_opts_t *in, zlb_measure_opts_t *o, zlb_er
   if (n > (size_t)1 << 20)
     return zlb_error_set(e, ZLB_EINVAL, "options struct_size %zu is implausible", n);
   /* A newer caller's fields this library does not know: only zero (unset)
-   * is harmless. */
-  for (size_t i = sizeof(*o); i < n; i++)
+   * is harmless. From the end of the last field this version knows, not
+   * from sizeof: a newer field may sit in what is this version's trailing
+   * padding. */
+  for (size_t i = OPTS_V1_SIZE; i < n; i++)
     if (((const unsigned char *)in)[i])
       return zlb_error_set(e, ZLB_EINVAL,
                            "the options set a field at byte %zu, which this library (API "
@@ -284,8 +286,21 @@ struct cb {
 
 /* A callback's failure as an engine error: its own code where it is a ZLB
  * code, else ZLB_EOP; its vendor code and name kept for classification. */
+static int public_code(int code) {
+  switch (code) {
+  case ZLB_API_EINVAL: case ZLB_API_ENOMEM: case ZLB_API_EIO: case ZLB_API_ENOTFOUND:
+  case ZLB_API_EUNAVAIL: case ZLB_API_EDEVICE: case ZLB_API_EUNSUPPORTED: case ZLB_API_EFATAL:
+  case ZLB_API_EPOISONED: case ZLB_API_EOP: case ZLB_API_EINTR:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* Only the public codes pass: an internal one (a "refused capture", say)
+ * would steer the engine (a fallback) instead of reporting the failure. */
 static int from_callback(const char *what, int rc, const zlb_api_error_t *ae, zlb_error_t *err) {
-  int code = ae->code < 0 && ae->code > ZLB__ERRBASE && ae->code < ZLB__ERRMAX ? ae->code : ZLB_EOP;
+  int code = public_code(ae->code) ? ae->code : ZLB_EOP;
   char name[64];
   zlb_strlcpy(name, ae->vendor_name, sizeof(name));
   if (ae->msg[0])
@@ -348,7 +363,9 @@ static int measure_locked(zlb_session_t *s, const zlb_measure_opts_t *o, struct 
   zlb_launch_t l = {.call = call_adapter, .ctx = c, .capture = c->capture ? capture_adapter : NULL};
   int rc;
 
-  if ((rc = ensure_flush(s, o, e)))
+  /* The session's context current on this thread (another session, or
+   * the caller, may have made another one current since). */
+  if ((rc = b->v->device_select(b, b->device, e)) || (rc = ensure_flush(s, o, e)))
     return rc;
   to_timing(o, &t);
   r->repeat = applied_repeat(o);
@@ -374,12 +391,28 @@ static int measure_locked(zlb_session_t *s, const zlb_measure_opts_t *o, struct 
     }
     zlb_strlcpy(r->verdict, zlb_verdict_name(fail.verdict), sizeof(r->verdict));
   }
+  /* A device error outside a capture (a kernel fault seen by a direct,
+   * queue or trace measurement): fatal when the backend's table says so or
+   * the context no longer works, as for zlbench run. */
+  if (rc && rc != ZLB_EFATAL && rc != ZLB_EPOISONED && e->vendor_code) {
+    zlb_error_t probe = ZLB_ERROR_INIT;
+    if (zlb_backend_classify(b->desc, e->vendor_code) == ZLB_VERDICT_FATAL ||
+        (b->v->health_probe && b->v->health_probe(b, &probe))) {
+      e->code = ZLB_EFATAL;
+      rc = ZLB_EFATAL;
+    }
+  }
   if (rc == ZLB_EFATAL || rc == ZLB_EPOISONED) {
     s->dead = 1;
-    zlb_error_prefix(e, "%s during graph %s (%s)",
-                     rc == ZLB_EFATAL ? "fatal device fault" : "BENCHMARK_CAPTURE_POISONED",
-                     zlb_phase_name(fail.phase), fail.reason);
-    zlb_strlcpy(e->vendor_name, fail.reason, sizeof(e->vendor_name));
+    if (fail.phase != ZLB_PHASE_NONE)
+      zlb_error_prefix(e, "%s (phase %s%s%s)",
+                       rc == ZLB_EFATAL ? "fatal device fault" : "BENCHMARK_CAPTURE_POISONED",
+                       zlb_phase_name(fail.phase), fail.reason[0] ? ", " : "", fail.reason);
+    else
+      zlb_error_prefix(e, "%s", rc == ZLB_EFATAL ? "fatal device fault"
+                                                 : "BENCHMARK_CAPTURE_POISONED");
+    if (fail.reason[0])
+      zlb_strlcpy(e->vendor_name, fail.reason, sizeof(e->vendor_name));
     return rc;
   }
   if (rc)

@@ -74,6 +74,13 @@ void zlb_batch_opts_release(zlb_batch_opts_t *o) {
   zlb_strvec_release(&o->replay);
 }
 
+const char *zlb__device_value(const zlb__batch_t *b, const char *dev) {
+  long d;
+  if (b->granted.n && !zlb_parse_long(dev, &d) && d >= 0 && (size_t)d < b->granted.n)
+    return b->granted.v[d];
+  return dev;
+}
+
 void zlb__batch_stop(zlb__batch_t *b, const zlb_error_t *e) {
   if (!b->fatal.code)
     b->fatal = *e;
@@ -178,6 +185,18 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
       (rc = b.prov->select(&b, &reg, &sel, err)))
     goto out;
   b.reg_names = &reg.names;
+  b.selection = &sel;
+  /* A grant the batch inherits (a scheduler's, or the user's): the
+   * devices it sees are the grant's entries, in order. */
+  if (b.vis_env[0] && getenv(b.vis_env))
+    zlb_strvec_split(&b.granted, getenv(b.vis_env), ',');
+  if (b.granted.n && (size_t)ndev > b.granted.n) {
+    rc = zlb_error_set(err, ZLB_EINVAL,
+                       "backend '%s' shows %d devices but %s='%s' grants %zu: cannot tell "
+                       "which device each ordinal is; fix %s",
+                       b.backend, ndev, b.vis_env, getenv(b.vis_env), b.granted.n, b.vis_env);
+    goto out;
+  }
   if (o->devices.n) {
     for (size_t i = 0; i < o->devices.n; i++) {
       long d;
@@ -363,6 +382,7 @@ out:
   zlb_strvec_release(&reg.names);
   zlb_strvec_release(&sel);
   zlb_strvec_release(&b.devices);
+  zlb_strvec_release(&b.granted);
   zlb_strvec_release(&b.vis_also);
   zlb_strvec_release(&b.op_files);
   zlb_strbuf_release(&b.status_path);

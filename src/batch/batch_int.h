@@ -10,6 +10,9 @@
 int zlb__rmtree(const char *path);
 /* Copy a folder tree, skipping entries named `skip` (NULL: none). */
 int zlb__copytree(const char *from, const char *to, const char *skip);
+/* Hard-link every regular file of a tree into `to` (copy when `copy`, or
+ * where a link fails: another file system); symbolic links are skipped. */
+int zlb__linktree(const char *from, const char *to, int copy);
 /* Move every entry of `from` into `to` (replacing same-named entries);
  * -1 with errno set when one cannot be moved. */
 int zlb__move_contents(const char *from, const char *to);
@@ -78,6 +81,11 @@ typedef struct zlb__batch {
   char vis_env[64];
   zlb_strvec_t vis_also;
   zlb_strvec_t devices;       /* ordinals as strings */
+  /* The value of vis_env this batch was started with (a scheduler's
+   * grant, e.g. Slurm's CUDA_VISIBLE_DEVICES=2,3), split at commas; empty
+   * when unset. Ordinal d of the devices the batch sees is entry d. */
+  zlb_strvec_t granted;
+  const zlb_strvec_t *selection; /* every selected operator, before host sharding */
   zlb__job_t *jobs;
   size_t njobs;
   zlb__status_row_t *prev;    /* ops_status.csv of an earlier run into the same folder */
@@ -164,6 +172,10 @@ int zlb__discover_ops(zlb__batch_t *b, zlb__registered_t *reg, zlb_error_t *err)
 int zlb__select_ops(zlb__batch_t *b, const zlb__registered_t *reg, zlb_strvec_t *sel,
                     zlb_error_t *err);
 
+/* The value the visibility keys get for device ordinal `dev` (as the
+ * batch sees it): the matching entry of the inherited grant, else `dev`. */
+const char *zlb__device_value(const zlb__batch_t *b, const char *dev);
+
 /* job.c: one operator's state machine. */
 int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
 /* A child ended: retry, advance, fall back a level, or finish. */
@@ -183,10 +195,30 @@ int zlb__batch_write_status(zlb__batch_t *b, zlb_error_t *err);
 int zlb__batch_write_complete(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
 int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err);
 int zlb__batch_write_summary(zlb__batch_t *b, zlb_error_t *err);
+/* summary.csv in `out_dir` from ops/<op>/ of each row's operator. */
+int zlb__write_summary(const char *out_dir, const zlb__status_row_t *rows, size_t n,
+                       zlb_error_t *err);
 
 /* status.c */
 int zlb__status_write(const char *path, const zlb__status_row_t *rows, size_t n,
                       zlb_error_t *err);
+/* Read an ops_status.csv that another process or host wrote (a shard's),
+ * checking every field: the header, 11 fields a row, numbers, a known
+ * status, a valid operator name given once, values that fit; at most
+ * `max_bytes`. An error names the file (and line). Rows come sorted by
+ * operator (zlb__status_row_cmp). */
+int zlb__status_read_checked(const char *path, size_t max_bytes, zlb__status_row_t **rows,
+                             size_t *n, zlb_error_t *err);
+/* 1 when `s` can be an operator's folder name: 1..127 characters of
+ * [A-Za-z0-9_.+-], not starting with '.'. */
+int zlb__op_name_ok(const char *s);
+/* qsort order of status rows: by operator name. */
+int zlb__status_row_cmp(const void *a, const void *b);
+/* 1 when `s` is a status ops_status.csv may hold. */
+int zlb__status_known(const char *s);
+/* Read a whole file of at most `max_bytes` (a larger one is ZLB_EPARSE). */
+int zlb__read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
+                     zlb_error_t *err);
 /* Read an existing ops_status.csv (missing file: 0 rows). */
 int zlb__status_read(const char *path, zlb__status_row_t **rows, size_t *n,
                      zlb_error_t *err);

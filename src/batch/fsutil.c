@@ -119,3 +119,35 @@ int zlb__move_contents(const char *from, const char *to) {
     errno = saved;
   return rc;
 }
+
+/* Hard-link (or, when `copy` or linking fails, copy) every regular file
+ * of a tree; symbolic links and other special files are skipped. */
+int zlb__linktree(const char *from, const char *to, int copy) {
+  DIR *d = opendir(from);
+  struct dirent *de;
+  int rc = 0;
+  if (!d)
+    return -1;
+  if (mkdir(to, 0777) != 0 && errno != EEXIST) {
+    closedir(d);
+    return -1;
+  }
+  while (!rc && (de = readdir(d))) {
+    zlb_strbuf_t a = ZLB_STRBUF_INIT, b = ZLB_STRBUF_INIT;
+    struct stat st;
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+      continue;
+    zlb_path_join(&a, from, de->d_name);
+    zlb_path_join(&b, to, de->d_name);
+    if (lstat(a.buf, &st) == 0) {
+      if (S_ISDIR(st.st_mode))
+        rc = zlb__linktree(a.buf, b.buf, copy);
+      else if (S_ISREG(st.st_mode) && (copy || link(a.buf, b.buf) != 0))
+        rc = copy_file(a.buf, b.buf);
+    }
+    zlb_strbuf_release(&a);
+    zlb_strbuf_release(&b);
+  }
+  closedir(d);
+  return rc;
+}

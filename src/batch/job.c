@@ -121,11 +121,14 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
 
   /* Pin the child to its device through the backend's visibility keys.
    * A backend without one has a single device here (zlb_batch_run
-   * refuses several), addressed by its ordinal. */
+   * refuses several), addressed by its ordinal. Under a grant (Slurm sets
+   * CUDA_VISIBLE_DEVICES=2,3 for a job) ordinal d is the grant's entry d:
+   * setting d itself would leave the grant for devices of other jobs. */
   if (b->vis_env[0]) {
-    zlb_strvec_pushf(&env, "%s=%s", b->vis_env, dev);
+    const char *v = zlb__device_value(b, dev);
+    zlb_strvec_pushf(&env, "%s=%s", b->vis_env, v);
     for (size_t i = 0; i < b->vis_also.n; i++)
-      zlb_strvec_pushf(&env, "%s=%s", b->vis_also.v[i], dev);
+      zlb_strvec_pushf(&env, "%s=%s", b->vis_also.v[i], v);
   }
   zlb_strvec_push(&env, "NO_COLOR=1");
   rc = zlb_spawn(argv.v, &env, want_stdout ? outpath.buf : NULL, errpath.buf, o->timeout_s,

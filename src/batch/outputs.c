@@ -104,6 +104,7 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
   zlb_jw_init(&jw, 1);
   zlb_identity_head(&jw, "batch", o->argc, o->argv);
   zlb_identity_backend_begin(&jw, b->backend, b->vis_env[0] ? b->vis_env : NULL);
+  zlb_jw_key_string(&jw, "visibility_grant", b->vis_env[0] ? getenv(b->vis_env) : NULL);
   zlb_jw_key_array(&jw, "also_env");
   for (size_t i = 0; i < b->vis_also.n; i++)
     zlb_jw_string(&jw, b->vis_also.v[i]);
@@ -113,6 +114,29 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
   for (size_t i = 0; i < b->devices.n; i++)
     zlb_jw_string(&jw, b->devices.v[i]);
   zlb_jw_array_end(&jw);
+  /* What each device ordinal is to the runtime outside the batch: the
+   * inherited grant's entry (Slurm's, Kubernetes'), else the ordinal. */
+  zlb_jw_key_array(&jw, "device_ids");
+  for (size_t i = 0; i < b->devices.n; i++)
+    zlb_jw_string(&jw, b->vis_env[0] ? zlb__device_value(b, b->devices.v[i]) : b->devices.v[i]);
+  zlb_jw_array_end(&jw);
+  /* The scheduler's job, when there is one (zlbench merge reports it). */
+  zlb_jw_key_object(&jw, "scheduler");
+  {
+    static const char *const keys[] = {"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID",
+                                       "SLURM_ARRAY_TASK_ID", "SLURM_PROCID",
+                                       "SLURM_JOB_NODELIST", "JOB_COMPLETION_INDEX"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+      const char *v = getenv(keys[i]);
+      char k[32];
+      size_t n = 0;
+      for (const char *c = keys[i]; *c && n + 1 < sizeof(k); c++)
+        k[n++] = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+      k[n] = '\0';
+      zlb_jw_key_string(&jw, k, v && *v ? v : NULL);
+    }
+  }
+  zlb_jw_object_end(&jw);
   zlb_jw_key_object(&jw, "shard");
   zlb_jw_key_int(&jw, "index", o->shard_index);
   zlb_jw_key_int(&jw, "count", o->shard_count);
@@ -140,6 +164,12 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
   zlb_jw_key_string(&jw, "mode", o->flaggems_dir ? (o->fg_mode ? o->fg_mode : "kernel") : NULL);
   zlb_jw_key_string(&jw, "python", b->python[0] ? b->python : NULL);
   zlb_jw_object_end(&jw);
+  /* Every operator of the selection, before host sharding: zlbench merge
+   * checks that shards belong together and names what is missing. */
+  zlb_jw_key_array(&jw, "selection");
+  for (size_t i = 0; b->selection && i < b->selection->n; i++)
+    zlb_jw_string(&jw, b->selection->v[i]);
+  zlb_jw_array_end(&jw);
   zlb_jw_key_array(&jw, "operators");
   for (size_t i = 0; i < b->njobs; i++) {
     zlb_jw_object_begin(&jw);
@@ -175,29 +205,31 @@ static const zlb__status_row_t *final_row(const zlb__batch_t *b, const char *op)
   return NULL;
 }
 
-int zlb__batch_write_summary(zlb__batch_t *b, zlb_error_t *err) {
+/* summary.csv of a batch folder (or a merged one): the tables under
+ * ops/<op>/ of each finished operator, sources relative to `out_dir`, and
+ * one line saying why for an operator without rows. */
+int zlb__write_summary(const char *out_dir, const zlb__status_row_t *rows, size_t n,
+                       zlb_error_t *err) {
   zlb_summary_t s = ZLB_SUMMARY_INIT;
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   int rc = 0;
-  for (size_t i = 0; i < b->njobs; i++) {
-    const zlb__job_t *j = &b->jobs[i];
-    const zlb__status_row_t *row = final_row(b, j->op);
+  for (size_t i = 0; i < n; i++) {
+    const zlb__status_row_t *row = &rows[i];
     size_t before = s.n;
     zlb_strbuf_reset(&p);
-    zlb__op_dir(b, j->op, &p);
-    if (row && zlb_is_dir(p.buf))
+    zlb_strbuf_addf(&p, "%s/ops/%s", out_dir, row->op);
+    if (zlb_is_dir(p.buf))
       zlb_summary_scan_dir(&s, p.buf, NULL);
     for (size_t k = before; k < s.n; k++) {
       zlb_strbuf_t src = ZLB_STRBUF_INIT;
-      zlb_strbuf_addf(&src, "ops/%s/%s", j->op, s.rows[k].source);
+      zlb_strbuf_addf(&src, "ops/%s/%s", row->op, s.rows[k].source);
       free(s.rows[k].source);
       s.rows[k].source = zlb_strbuf_detach(&src);
     }
-    /* An operator that produced no rows still gets one line saying why. */
-    if (row && s.n == before) {
+    if (s.n == before) {
       zlb_summary_row_t r;
       memset(&r, 0, sizeof(r));
-      r.op = j->op;
+      r.op = (char *)row->op;
       r.status = (char *)row->status;
       r.marker = (char *)row->signature;
       r.base_ms = r.cand_ms = r.speedup = r.gbps = r.tflops = r.pct_peak = NAN;
@@ -206,10 +238,23 @@ int zlb__batch_write_summary(zlb__batch_t *b, zlb_error_t *err) {
   }
   zlb_summary_sort(&s);
   zlb_strbuf_reset(&p);
-  zlb_path_join(&p, b->o->out_dir, "summary.csv");
+  zlb_path_join(&p, out_dir, "summary.csv");
   rc = zlb_summary_write_csv(&s, p.buf, err);
   zlb_summary_release(&s);
   zlb_strbuf_release(&p);
   return rc;
 }
 
+int zlb__batch_write_summary(zlb__batch_t *b, zlb_error_t *err) {
+  zlb__status_row_t *rows = zlb_xcalloc(b->njobs + 1, sizeof(*rows));
+  size_t n = 0;
+  int rc;
+  for (size_t i = 0; i < b->njobs; i++) {
+    const zlb__status_row_t *row = final_row(b, b->jobs[i].op);
+    if (row)
+      rows[n++] = *row;
+  }
+  rc = zlb__write_summary(b->o->out_dir, rows, n, err);
+  free(rows);
+  return rc;
+}

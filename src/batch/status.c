@@ -1,8 +1,10 @@
 /* ops_status.csv: one row per finished operator, rewritten atomically as
  * the batch goes, and read back when a batch resumes. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "batch_int.h"
 #include "zlbench/report.h"
@@ -142,4 +144,158 @@ int zlb__status_read(const char *path, zlb__status_row_t **rows, size_t *n,
     *n = 0;
   }
   return rc;
+}
+
+/* ---- reading another host's file -------------------------------------------------- */
+
+int zlb__op_name_ok(const char *s) {
+  size_t n = strlen(s);
+  if (!n || n >= sizeof(((zlb__status_row_t *)0)->op) || s[0] == '.')
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_' || c == '.' || c == '+' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+int zlb__status_known(const char *s) {
+  static const char *const known[] = {"ok",      "ok_capture_denied", "failed_rows", "partial",
+                                      "timeout", "crashed",           "failed",      "fatal",
+                                      "poisoned", "usage_error",      "unavailable",
+                                      "spawn_error",
+                                      /* pytest providers (FlagGems) */
+                                      "dtype_unsupported", "collection_error", "no_tests",
+                                      "skipped", "no_rows", NULL};
+  if (!strcmp(s, "replayed"))
+    return 1;
+  if (!strncmp(s, "replayed_", 9))
+    s += 9;
+  for (const char *const *k = known; *k; k++)
+    if (!strcmp(s, *k))
+      return 1;
+  return 0;
+}
+
+int zlb__read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
+                     zlb_error_t *err) {
+  struct stat st;
+  size_t n = 0;
+  int rc;
+  *out = NULL;
+  if (stat(path, &st) != 0)
+    return zlb_error_set(err, errno == ENOENT ? ZLB_ENOTFOUND : ZLB_EIO, "cannot read '%s': %s",
+                         path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return zlb_error_set(err, ZLB_EPARSE, "'%s' is not a regular file", path);
+  if ((size_t)st.st_size > max_bytes)
+    return zlb_error_set(err, ZLB_EPARSE, "'%s' is %lld bytes, more than the %zu allowed", path,
+                         (long long)st.st_size, max_bytes);
+  if ((rc = zlb_read_file(path, out, &n, err)))
+    return rc;
+  /* It may have grown since stat(). */
+  if (n > max_bytes || memchr(*out, '\0', n)) {
+    free(*out);
+    *out = NULL;
+    return zlb_error_set(err, ZLB_EPARSE, "'%s' is larger than %zu bytes or holds a NUL byte",
+                         path, max_bytes);
+  }
+  if (len)
+    *len = n;
+  return 0;
+}
+
+/* Copy a field into a fixed buffer; 0 when it does not fit or holds a
+ * control character. */
+static int take(char *dst, size_t cap, const char *src) {
+  if (strlen(src) >= cap)
+    return 0;
+  for (const char *c = src; *c; c++)
+    if ((unsigned char)*c < 0x20 && *c != '\t')
+      return 0;
+  zlb_strlcpy(dst, src, cap);
+  return 1;
+}
+
+int zlb__status_read_checked(const char *path, size_t max_bytes, zlb__status_row_t **rows,
+                             size_t *n, zlb_error_t *err) {
+  char *text = NULL;
+  const char *p;
+  int rc = 0, line = 1;
+  size_t hl = strlen(header);
+  *rows = NULL;
+  *n = 0;
+  if ((rc = zlb__read_capped(path, max_bytes, &text, NULL, err)))
+    return rc;
+  if (strncmp(text, header, hl)) {
+    rc = zlb_error_set(err, ZLB_EPARSE, "%s:1: not the header of ops_status.csv (%.*s)", path,
+                       (int)(hl - 1), header);
+    goto out;
+  }
+  p = text + hl;
+  while (*p && !rc) {
+    zlb_strvec_t f = ZLB_STRVEC_INIT;
+    zlb__status_row_t r;
+    long attempts, level;
+    double seconds;
+    const char *bad = NULL;
+    line++;
+    csv_record(&p, &f);
+    memset(&r, 0, sizeof(r));
+    if (f.n != 11)
+      bad = "expected 11 fields";
+    else if (!zlb__op_name_ok(f.v[0]))
+      bad = "invalid operator name";
+    else if (!zlb__status_known(f.v[1]) || !take(r.status, sizeof(r.status), f.v[1]))
+      bad = "unknown status";
+    else if (zlb_parse_long(f.v[2], &attempts) || attempts < 0 || attempts > 100000)
+      bad = "attempts is not a count";
+    else if (zlb_parse_long(f.v[3], &level) || level < 1 || level > 2)
+      bad = "dtype_level is not 1 or 2";
+    else if (zlb_parse_double(f.v[7], &seconds) || !(seconds >= 0 && seconds < 1e9))
+      bad = "seconds is not a duration";
+    else if (!take(r.backend, sizeof(r.backend), f.v[4]) ||
+             !take(r.device, sizeof(r.device), f.v[5]) ||
+             !take(r.timer, sizeof(r.timer), f.v[6]) ||
+             !take(r.signature, sizeof(r.signature), f.v[8]) ||
+             !take(r.failed_dtypes, sizeof(r.failed_dtypes), f.v[9]) ||
+             !take(r.note, sizeof(r.note), f.v[10]))
+      bad = "a field is too long or holds a control character";
+    if (!bad) {
+      zlb_strlcpy(r.op, f.v[0], sizeof(r.op));
+      r.attempts = (int)attempts;
+      r.level = (int)level;
+      r.seconds = seconds;
+    }
+    if (bad) {
+      rc = zlb_error_set(err, ZLB_EPARSE, "%s:%d: %s", path, line, bad);
+    } else {
+      *rows = zlb_xrealloc(*rows, (*n + 1) * sizeof(**rows));
+      (*rows)[(*n)++] = r;
+    }
+    zlb_strvec_release(&f);
+  }
+  /* Sorted by operator (callers look rows up with bsearch); a name given
+   * twice is refused. */
+  if (!rc && *n) {
+    qsort(*rows, *n, sizeof(**rows), zlb__status_row_cmp);
+    for (size_t i = 1; i < *n && !rc; i++)
+      if (!strcmp((*rows)[i - 1].op, (*rows)[i].op))
+        rc = zlb_error_set(err, ZLB_EPARSE, "%s: operator '%s' is listed twice", path,
+                           (*rows)[i].op);
+  }
+out:
+  free(text);
+  if (rc) {
+    free(*rows);
+    *rows = NULL;
+    *n = 0;
+  }
+  return rc;
+}
+
+int zlb__status_row_cmp(const void *a, const void *b) {
+  return strcmp(((const zlb__status_row_t *)a)->op, ((const zlb__status_row_t *)b)->op);
 }

@@ -104,5 +104,12 @@ int zlb_cmd_devices(int argc, char **argv);
 int zlb_cmd_plan(int argc, char **argv);
 int zlb_cmd_summary(int argc, char **argv);
 int zlb_cmd_inventory(int argc, char **argv);
+int zlb_cmd_merge(int argc, char **argv);
+int zlb_cmd_slurm(int argc, char **argv);
+int zlb_cmd_k8s(int argc, char **argv);
+
+struct zlb_merge_result;
+/** Print a merge's result (missing operators, counts); its exit code. */
+int zlb_cli_merge_report(const struct zlb_merge_result *r, const char *out);
 
 #endif

@@ -11,6 +11,9 @@ static const struct {
 } commands[] = {
     {"run", zlb_cmd_run, "benchmark one operator (baseline vs candidate)"},
     {"batch", zlb_cmd_batch, "screen many operators on every device, in child processes"},
+    {"merge", zlb_cmd_merge, "combine the output folders of a batch's host shards into one"},
+    {"slurm", zlb_cmd_slurm, "write (and submit) Slurm jobs for a sharded batch and its merge"},
+    {"k8s", zlb_cmd_k8s, "print a Kubernetes Indexed Job for a sharded batch and its merge"},
     {"summary", zlb_cmd_summary, "aggregate run.log tables (ours and FlagGems') into summary.csv"},
     {"list", zlb_cmd_list, "list operators and families"},
     {"devices", zlb_cmd_devices, "list backends, devices and capability flags"},

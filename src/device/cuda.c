@@ -299,9 +299,13 @@ static int cuda_device_info(zlb_backend_t *b, int index, zlb_device_info_t *info
 
 static int cuda_device_select(zlb_backend_t *b, int index, zlb_error_t *err) {
   struct cuda_state *st = b->impl;
-  CU("cuDeviceGet", api.device_get(&st->dev, index));
-  CU("cuDevicePrimaryCtxRetain", api.ctx_retain(&st->ctx, st->dev));
-  st->have_ctx = 1;
+  /* Called again to make the context current on another thread, or after
+   * someone else's: the primary context is retained once. */
+  if (!st->have_ctx) {
+    CU("cuDeviceGet", api.device_get(&st->dev, index));
+    CU("cuDevicePrimaryCtxRetain", api.ctx_retain(&st->ctx, st->dev));
+    st->have_ctx = 1;
+  }
   CU("cuCtxSetCurrent", api.ctx_set(st->ctx));
   return 0;
 }

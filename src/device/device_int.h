@@ -18,4 +18,8 @@ extern const zlb_backend_desc_t zlb__backend_host;
 void *zlb__dlopen_first(const char *const *sonames, const char *backend,
                         const char **opened, zlb_error_t *err);
 
+/* Bind a dlsym result to a function pointer (ISO C cannot convert); the
+ * slot is NULL when the symbol is missing. */
+void zlb__bind(void *h, const char *sym, void *slot, size_t size);
+
 #endif

@@ -94,6 +94,19 @@ void *zlb__dlopen_first(const char *const *sonames, const char *backend,
                         const char **opened, zlb_error_t *err) {
   zlb_strbuf_t why = ZLB_STRBUF_INIT;
   void *h = NULL;
+  const char *only[2] = {NULL, NULL};
+  char key[64];
+  size_t i;
+  /* ZL_<BACKEND>_LIB names the one library to load instead of the list
+   * (a runtime outside the loader's path, or a test's fake runtime). */
+  snprintf(key, sizeof(key), "ZL_%s_LIB", backend);
+  for (i = 3; key[i]; i++)
+    if (key[i] >= 'a' && key[i] <= 'z')
+      key[i] = (char)(key[i] - 32);
+    else if (!(key[i] >= 'A' && key[i] <= 'Z') && !(key[i] >= '0' && key[i] <= '9'))
+      key[i] = '_';
+  if ((only[0] = getenv(key)) && *only[0])
+    sonames = only;
   for (const char *const *s = sonames; s && *s; s++) {
     h = dlopen(*s, RTLD_NOW | RTLD_GLOBAL);
     if (h) {
@@ -106,8 +119,9 @@ void *zlb__dlopen_first(const char *const *sonames, const char *backend,
   }
   if (!h)
     zlb_error_set(err, ZLB_EUNAVAIL,
-                  "backend '%s' is unavailable: cannot load its runtime (%s)",
-                  backend, why.buf);
+                  "backend '%s' is unavailable: cannot load its runtime (%s%s%s)",
+                  backend, why.buf, sonames == only ? "; from " : "",
+                  sonames == only ? key : "");
   zlb_strbuf_release(&why);
   return h;
 }

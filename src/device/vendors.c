@@ -1,7 +1,8 @@
-/* Registry entries for MUSA, ROCm and Ascend: runtime libraries, visibility
+/* Registry entries for MUSA and Ascend: runtime libraries, visibility
  * keys, capabilities and error classification (docs/architecture.md, device layer).
  * Their runtime implementations come later; selecting one on a machine
- * without its runtime names the libraries looked for. */
+ * without its runtime names the libraries looked for. (ROCm's entry is
+ * with its runtime, in hip.c.) */
 #include <stddef.h>
 
 #include "device_int.h"
@@ -46,50 +47,6 @@ const zlb_backend_desc_t zlb__backend_musa = {
     .classify = musa_classify,
     .nclassify = N(musa_classify),
     .flush_bytes = 256000000u, /* musa_testing's 256e6-byte buffer */
-    .vtbl = NULL,
-    .probe_in_auto = 1,
-};
-
-/* ---- AMD ROCm / HIP ------------------------------------------------------ */
-
-static const char *const rocm_aliases[] = {"amd", "hip", NULL};
-static const char *const rocm_sonames[] = {"libamdhip64.so.7", "libamdhip64.so.6",
-                                           "libamdhip64.so", NULL};
-/* ROCR_VISIBLE_DEVICES masks at the lower (ROCr) layer and HIP_VISIBLE_DEVICES
- * then indexes what is left: setting both would mask twice. Set only the
- * HIP key, which HIP programs honour. */
-static const zlb_classify_entry_t rocm_classify[] = {
-    {900, "hipErrorStreamCaptureUnsupported", ZLB_VERDICT_REFUSED},
-    {901, "hipErrorStreamCaptureInvalidated", ZLB_VERDICT_REFUSED},
-    {902, "hipErrorStreamCaptureMerge", ZLB_VERDICT_REFUSED},
-    {903, "hipErrorStreamCaptureUnmatched", ZLB_VERDICT_REFUSED},
-    {904, "hipErrorStreamCaptureUnjoined", ZLB_VERDICT_REFUSED},
-    {905, "hipErrorStreamCaptureIsolation", ZLB_VERDICT_REFUSED},
-    {906, "hipErrorStreamCaptureImplicit", ZLB_VERDICT_REFUSED},
-    {907, "hipErrorCapturedEvent", ZLB_VERDICT_REFUSED},
-    {908, "hipErrorStreamCaptureWrongThread", ZLB_VERDICT_REFUSED},
-    {910, "hipErrorGraphExecUpdateFailure", ZLB_VERDICT_REFUSED},
-    {801, "hipErrorNotSupported", ZLB_VERDICT_REFUSED},
-    {214, "hipErrorECCNotCorrectable", ZLB_VERDICT_FATAL},
-    {700, "hipErrorIllegalAddress", ZLB_VERDICT_FATAL},
-    {702, "hipErrorLaunchTimeOut", ZLB_VERDICT_FATAL},
-    {710, "hipErrorAssert", ZLB_VERDICT_FATAL},
-    {719, "hipErrorLaunchFailure", ZLB_VERDICT_FATAL},
-    {709, "hipErrorContextIsDestroyed", ZLB_VERDICT_POISONED},
-    {1052, "hipErrorRuntimeMemory", ZLB_VERDICT_POISONED},
-    {1053, "hipErrorRuntimeOther", ZLB_VERDICT_POISONED},
-};
-
-const zlb_backend_desc_t zlb__backend_rocm = {
-    .name = "rocm",
-    .vendor = "AMD",
-    .aliases = rocm_aliases,
-    .sonames = rocm_sonames,
-    .visibility_env = "HIP_VISIBLE_DEVICES",
-    .caps = ZLB_CAP_EVENTS | ZLB_CAP_RNG_STATE | ZLB_CAP_ASYNC | ZLB_CAP_L2_FLUSH,
-    .classify = rocm_classify,
-    .nclassify = N(rocm_classify),
-    .flush_bytes = 256u << 20,
     .vtbl = NULL,
     .probe_in_auto = 1,
 };

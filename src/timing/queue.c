@@ -33,6 +33,7 @@ typedef struct watchdog {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int armed, fired, quit;
+  unsigned gen;              /* bumped at each arm: a wait is for one hold only */
   struct timespec deadline;
   zlb_backend_t *b;
   zlb_hold_t h;
@@ -43,12 +44,17 @@ static void *watchdog_main(void *arg) {
   watchdog_t *w = arg;
   pthread_mutex_lock(&w->mu);
   while (!w->quit) {
+    unsigned gen;
     if (!w->armed) {
       pthread_cond_wait(&w->cv, &w->mu);
       continue;
     }
+    gen = w->gen;
+    /* ETIMEDOUT comes back only once the mutex is ours again: by then the
+     * timing thread may have disarmed this hold and armed the next, which
+     * must not be released on this one's deadline. */
     if (pthread_cond_timedwait(&w->cv, &w->mu, &w->deadline) == ETIMEDOUT && w->armed &&
-        !w->quit) {
+        w->gen == gen && !w->quit) {
       w->b->v->stream_release(w->b, w->h);
       w->armed = 0;
       w->fired = 1;
@@ -92,6 +98,7 @@ static void watchdog_arm(watchdog_t *w, zlb_hold_t h) {
   ns = (long long)now.tv_nsec + (long long)(w->timeout_ms * 1e6);
   pthread_mutex_lock(&w->mu);
   w->h = h;
+  w->gen++;
   w->deadline.tv_sec = now.tv_sec + (time_t)(ns / 1000000000LL);
   w->deadline.tv_nsec = (long)(ns % 1000000000LL);
   w->armed = 1;
@@ -201,6 +208,20 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                          "queue timer: max launches %d is outside 1..%d or timeout %g ms "
                          "is not positive",
                          o->queue_max_launches, ZLB_QUEUE_LAUNCHES_LIMIT, o->queue_timeout_ms);
+
+  /* A runtime without the calls a hold needs (an older driver) says so
+   * before any call is made: the same marker as a backend without holds. */
+  {
+    zlb_hold_t h = NULL;
+    zlb_error_t probe = ZLB_ERROR_INIT;
+    if (b->v->stream_hold(b, s, &h, &probe)) {
+      if (probe.code == ZLB_EUNSUPPORTED && !probe.vendor_code)
+        return refuse(fail, "UNSUPPORTED", err, "%s", probe.msg);
+      rc = zlb__classify(b, "queue", ZLB_PHASE_HOLD, &probe, fail, err);
+      goto out;
+    }
+    b->v->stream_release(b, h);
+  }
 
   /* Warm-up and estimate as the graph timer's: no flush, since the calls
    * of a batch run back to back with L2 warm. */

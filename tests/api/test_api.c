@@ -270,6 +270,16 @@ static void test_callback_errors(void **state) {
   assert_int_equal(zlb_measure(s, &o, spin, NULL, &w, &r, &e), EINTR_);
   assert_int_equal(e.code, EINTR_);
 
+  /* An engine-internal code (-991, a refused capture inside the engine) is
+   * not the callback's to give: it comes back as EOP, the measurement
+   * stops, and nothing falls back and calls again. */
+  w.calls = 0;
+  w.fail_code = -991;
+  assert_int_equal(zlb_measure(s, &o, spin, NULL, &w, &r, &e), EOP_);
+  assert_int_equal(e.code, EOP_);
+  assert_int_equal(w.calls, 3);
+  assert_str_contains(e.msg, "boom at call 3");
+
   /* The session works after a failed measurement. */
   w.fail_at = 0;
   assert_int_equal(zlb_measure(s, &o, spin, NULL, &w, &r, &e), 0);
@@ -348,6 +358,17 @@ static void test_option_checks(void **state) {
   zlb_result_free(r);
   big.newer_field = 1;
   expect_bad(s, &big.o, "does not know");
+  /* A newer field may sit where this version has trailing padding (after
+   * its last field, before sizeof): it is refused too, not ignored. */
+  {
+    size_t end = offsetof(zlb_measure_opts_t, trace_max_samples) + sizeof(int);
+    memset(&big, 0, sizeof(big));
+    big.o = quick();
+    big.o.struct_size = sizeof(big);
+    assert_true(end < sizeof(big));
+    ((unsigned char *)&big)[end] = 1;
+    expect_bad(s, &big.o, "does not know");
+  }
   zlb_session_close(s);
 }
 

@@ -44,6 +44,26 @@ for op in $OPS; do
   [ "$vis" = "$want" ] || fail "$op with --devices 2,0 saw device '$vis', expected $want"
 done
 
+# Under a grant (a scheduler set ZL_TEST2_VISIBLE_DEVICES=7,5 for the
+# job, as Slurm sets CUDA_VISIBLE_DEVICES) the batch sees two devices, and
+# ordinal d is the grant's entry d: children get 7 or 5, never 0 or 1.
+rm -f "$ZL_TEST_STATE_DIR"/*.seen
+ZL_TEST2_VISIBLE_DEVICES=7,5 expect_rc 0 "$ZLBENCH" batch --backend test2 --lib "$TESTOPS" \
+  --ops "${OPS// /,}" --out "$TMP/out5" $QUICK --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+seen_devices=""
+for op in $OPS; do
+  want=$([ "$(fnv_slot "$op" 2)" = 0 ] && echo 7 || echo 5)
+  read -r vis also _ <"$ZL_TEST_STATE_DIR/$op.seen"
+  [ "$vis" = "$want" ] || fail "$op under the grant 7,5 saw ZL_TEST2_VISIBLE_DEVICES='$vis', expected $want"
+  [ "$also" = "$want" ] || fail "$op under the grant 7,5 saw ZL_TEST2_ALSO_VISIBLE='$also', expected $want"
+  seen_devices="$seen_devices $vis"
+done
+case "$seen_devices " in *" 7 "*) ;; *) fail "no operator ran on granted device 7" ;; esac
+case "$seen_devices " in *" 5 "*) ;; *) fail "no operator ran on granted device 5" ;; esac
+expect_in "$TMP/out5/run_identity.json" '"visibility_grant": "7,5"'
+tr -d ' \n' <"$TMP/out5/run_identity.json" | grep -qF '"device_ids":["7","5"]' ||
+  fail "run_identity.json does not map ordinals 0,1 to devices 7,5"
+
 # "test3" declares no visibility variable: several devices are refused
 # before anything runs; one device is addressed by its ordinal.
 rm -f "$ZL_TEST_STATE_DIR"/*.seen

@@ -86,7 +86,7 @@ for cmd in $cmds; do
   case $cmd in run | batch | plan) opts="$opts $(grep -oE '"--[a-z][a-z-]*"' \
     "$ZLB_SRC/src/cli/run_opts.c" | tr -d '"' | sort -u)" ;; esac
   for o in $opts --backend --lib; do
-    case $cmd in summary) case $o in --backend | --lib) continue ;; esac ;; esac
+    case $cmd in summary | merge | slurm | k8s) case $o in --backend | --lib) continue ;; esac ;; esac
     grep -qE -- "(^|[ ,(])$o([ ,;)]|$)" "$TMP/out" || fail "zlbench $cmd --help does not describe $o"
   done
 done

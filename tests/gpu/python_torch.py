@@ -2,6 +2,10 @@
 which skips without a GPU or torch): graph timing through torch's capture, the
 fallback to direct timing of a function that synchronises with the host, a
 random operator measured without disturbing torch's RNG, exceptions from fn."""
+import os
+import subprocess
+import sys
+import textwrap
 import traceback
 
 import pytest
@@ -180,3 +184,40 @@ def test_triton_kernel(xyz):
     assert torch.equal(z, x + y)
     q = zlbench.do_bench(fn, quantiles=[0.2, 0.5, 0.8], **QUICK)
     assert isinstance(q, list) and len(q) == 3 and q[0] <= q[1] <= q[2]
+
+
+FAULT = textwrap.dedent("""
+    import sys
+    import torch
+    import triton
+    import triton.language as tl
+    import zlbench
+
+    @triton.jit
+    def oob(p):
+        tl.store(p + (1 << 40), 1.0)  # 4 TiB past the tensor
+
+    x = torch.zeros(16, device="cuda")
+    try:
+        zlbench.measure(lambda: oob[(1,)](x), timer=sys.argv[1], warmup=1, rep=5)
+    except zlbench.FatalError as e:
+        print("FATAL", e)
+        sys.exit(0)
+    except Exception as e:
+        print("OTHER", type(e).__name__, e)
+        sys.exit(1)
+    print("NO ERROR")
+    sys.exit(1)
+""")
+
+
+@pytest.mark.parametrize("timer", ["direct", "graph"])
+def test_device_fault_is_fatal_with_any_timer(timer):
+    # A kernel writing far out of bounds: the measurement ends with
+    # FatalError (the engine classifies CUDA's illegal address, whichever
+    # timer saw it), not a generic error. In a child process: the fault
+    # leaves that process's context unusable.
+    r = subprocess.run([sys.executable, "-c", FAULT, timer], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ))
+    assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
+    assert "FATAL" in r.stdout

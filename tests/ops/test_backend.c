@@ -103,10 +103,17 @@ static int t_count(zlb_backend_t *b, int *n, zlb_error_t *err) {
   const char *e = getenv("ZL_TEST_DEVICES");
   (void)err;
   /* "test2" behaves like a real runtime: its visibility variable leaves
-   * one device; without it, ZL_TEST2_DEVICES (default 3). */
+   * the devices it lists (comma-separated, as a scheduler grants them);
+   * without it, ZL_TEST2_DEVICES (default 3). */
   if (b->desc == &zlb_test2_backend_desc) {
     e = getenv("ZL_TEST2_VISIBLE_DEVICES");
-    *n = e && *e ? 1 : (getenv("ZL_TEST2_DEVICES") ? atoi(getenv("ZL_TEST2_DEVICES")) : 3);
+    if (e && *e) {
+      *n = 1;
+      for (const char *c = e; *c; c++)
+        *n += *c == ',';
+    } else {
+      *n = getenv("ZL_TEST2_DEVICES") ? atoi(getenv("ZL_TEST2_DEVICES")) : 3;
+    }
     return 0;
   }
   *n = e ? atoi(e) : 2;

@@ -39,7 +39,8 @@ static void test_entries(void **state) {
   } cases[] = {
       {"cuda", "CUDA_VISIBLE_DEVICES", "libcuda.so.1", ZLB_CAP_GRAPH | ZLB_CAP_EVENTS, 0},
       {"musa", "MUSA_VISIBLE_DEVICES", "libmusart.so", ZLB_CAP_EVENTS, ZLB_CAP_GRAPH},
-      {"rocm", "HIP_VISIBLE_DEVICES", "libamdhip64.so.7", ZLB_CAP_EVENTS, ZLB_CAP_GRAPH},
+      {"rocm", "HIP_VISIBLE_DEVICES", "libamdhip64.so.7",
+       ZLB_CAP_GRAPH | ZLB_CAP_EVENTS | ZLB_CAP_HOLD, ZLB_CAP_TRACE | ZLB_CAP_HOST_MEMORY},
       {"ascend", "ASCEND_RT_VISIBLE_DEVICES", "libascendcl.so", ZLB_CAP_EVENTS, ZLB_CAP_GRAPH},
       {"host", NULL, NULL, 0, ZLB_CAP_GRAPH | ZLB_CAP_EVENTS},
   };
@@ -60,7 +61,8 @@ static void test_entries(void **state) {
 }
 
 /* Selecting a backend whose runtime is absent names the libraries tried.
- * (This machine has no MUSA, ROCm or Ascend runtime.) */
+ * (No MUSA or Ascend runtime here; a ROCm runtime, where installed, finds
+ * no device, and that is unavailable too.) */
 static void test_unavailable(void **state) {
   static const char *const names[] = {"musa", "rocm", "ascend"};
   static const char *const libs[] = {"libmusart.so", "libamdhip64.so", "libascendcl.so"};
@@ -103,6 +105,8 @@ static void test_classification(void **state) {
       {"cuda", 2, ZLB_VERDICT_NONE},      {"cuda", 1, ZLB_VERDICT_NONE},
       {"musa", 905, ZLB_VERDICT_REFUSED}, {"musa", 700, ZLB_VERDICT_FATAL},
       {"rocm", 907, ZLB_VERDICT_REFUSED}, {"rocm", 719, ZLB_VERDICT_FATAL},
+      {"rocm", 700, ZLB_VERDICT_FATAL},   {"rocm", 709, ZLB_VERDICT_POISONED},
+      {"rocm", 38, ZLB_VERDICT_NONE},
       {"ascend", 107030, ZLB_VERDICT_REFUSED}, {"ascend", 507903, ZLB_VERDICT_REFUSED},
       {"ascend", 507015, ZLB_VERDICT_FATAL},   {"ascend", 507010, ZLB_VERDICT_POISONED},
       {"host", 700, ZLB_VERDICT_NONE},

@@ -1,0 +1,302 @@
+/* The ROCm backend's vtable, entry by entry, against the fake HIP runtime
+ * (tests/fake/fake_hip.c, loaded through ZL_ROCM_LIB): data really moves,
+ * events time what the stream ran, waits order streams, captured work is
+ * replayed and not run at capture, a held stream runs nothing until
+ * released, and error names come from the runtime. Work is put "on the
+ * device" with the fake's hipLaunchHostFunc. Without the fake (ctest sets
+ * ZLB_FAKE_HIP) the test fails: it is the only way it runs. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "device/device_int.h" /* zlb__bind */
+#include "zlb_test.h"
+#include "zlbench/device.h"
+
+typedef int (*launch_fn)(zlb_stream_t, void (*)(void *), void *);
+
+static zlb_backend_t *B;
+static launch_fn launch;
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* "Kernels". */
+static void bump(void *arg) { __atomic_add_fetch((int *)arg, 1, __ATOMIC_SEQ_CST); }
+static void slow(void *arg) {
+  (void)arg;
+  sleep_ms(20);
+}
+/* Appends its tag to a log: the order work ran in. */
+struct order {
+  char log[16];
+  int n;
+};
+struct tagged {
+  struct order *o;
+  char tag;
+  long ms;
+};
+static void tag(void *arg) {
+  struct tagged *t = arg;
+  sleep_ms(t->ms);
+  t->o->log[t->o->n++] = t->tag;
+}
+
+static int setup(void **state) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  const char *fake = getenv("ZLB_FAKE_HIP");
+  void *h;
+  (void)state;
+  if (!fake || !*fake) {
+    fprintf(stderr, "ZLB_FAKE_HIP is not set (ctest sets it)\n");
+    return -1;
+  }
+  setenv("ZL_ROCM_LIB", fake, 1);
+  setenv("ZL_FAKE_DEVICES", "3", 1);
+  setenv("HIP_VISIBLE_DEVICES", "2,0", 1);
+  if (zlb_backend_open_name("amd", &B, &e)) {
+    fprintf(stderr, "open: %s\n", e.msg);
+    return -1;
+  }
+  /* The runtime was loaded RTLD_GLOBAL: its test-only entry is there. */
+  h = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
+  if (h)
+    zlb__bind(h, "hipLaunchHostFunc", &launch, sizeof(launch));
+  return launch ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  zlb_backend_close(B);
+  return 0;
+}
+
+static void test_devices(void **state) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_device_info_t info;
+  int n = -1;
+  (void)state;
+  assert_string_equal(B->desc->name, "rocm");
+  assert_int_equal(B->v->device_count(B, &n, &e), 0);
+  assert_int_equal(n, 2); /* HIP_VISIBLE_DEVICES=2,0 of 3 */
+  /* Ordinal 0 is physical device 2: the fake's values for it. */
+  assert_int_equal(B->v->device_info(B, 0, &info, &e), 0);
+  assert_string_equal(info.name, "Fake AMD GPU 2");
+  assert_int_equal(info.sm_count, 302);
+  assert_int_equal(info.clock_khz, 2100002);
+  assert_int_equal(info.mem_clock_khz, 1300002);
+  assert_int_equal(info.bus_width_bits, 8192);
+  assert_int_equal(info.cc_major, 9);
+  assert_int_equal(info.cc_minor, 4);
+  assert_int_equal(info.l2_bytes, (4u << 20) + 2 * 4096);
+  assert_int_equal(info.mem_bytes, 1u << 30);
+  assert_string_equal(info.uuid, "GPU-a0a1a2a3-a4a5-a6a7-a8a9-aaabacadae02");
+  assert_string_equal(info.pci_bus_id, "0000:12:00.0");
+  assert_string_equal(info.runtime_version, "hip 6.3.42134");
+  assert_int_equal(B->v->device_info(B, 1, &info, &e), 0);
+  assert_string_equal(info.name, "Fake AMD GPU 0");
+  assert_int_not_equal(B->v->device_info(B, 2, &info, &e), 0);
+  assert_int_equal(e.vendor_code, 101);
+  assert_string_equal(e.vendor_name, "hipErrorInvalidDevice");
+  assert_int_equal(zlb_backend_select_device(B, 0, &e), 0);
+  assert_string_equal(B->info.name, "Fake AMD GPU 2");
+}
+
+static void test_memory(void **state) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  unsigned char host[1000], back[1000];
+  void *a = NULL, *b = NULL, *empty = NULL;
+  zlb_stream_t s;
+  size_t free0, free1, total;
+  (void)state;
+  for (size_t i = 0; i < sizeof(host); i++)
+    host[i] = (unsigned char)(i * 7);
+  assert_int_equal(B->v->mem_info(B, &free0, &total, &e), 0);
+  assert_int_equal(total, 1u << 30);
+  assert_int_equal(B->v->mem_alloc(B, sizeof(host), &a, &e), 0);
+  assert_int_equal(B->v->mem_alloc(B, sizeof(host), &b, &e), 0);
+  /* 0 bytes still gives a pointer (hipMalloc would give NULL). */
+  assert_int_equal(B->v->mem_alloc(B, 0, &empty, &e), 0);
+  assert_non_null(empty);
+  assert_int_equal(B->v->mem_info(B, &free1, &total, &e), 0);
+  assert_true(free0 - free1 >= 2 * sizeof(host));
+  assert_int_equal(B->v->stream_create(B, &s, &e), 0);
+  assert_int_equal(B->v->memcpy_htod(B, a, host, sizeof(host), &e), 0);
+  assert_int_equal(B->v->memcpy_dtod(B, b, a, sizeof(host), s, &e), 0);
+  assert_int_equal(B->v->memset_async(B, b, 0x5a, 10, s, &e), 0);
+  assert_int_equal(B->v->stream_sync(B, s, &e), 0);
+  assert_int_equal(B->v->memcpy_dtoh(B, back, b, sizeof(back), &e), 0);
+  for (size_t i = 0; i < 10; i++)
+    assert_int_equal(back[i], 0x5a);
+  assert_memory_equal(back + 10, host + 10, sizeof(host) - 10);
+  B->v->stream_destroy(B, s);
+  B->v->mem_free(B, a);
+  B->v->mem_free(B, b);
+  B->v->mem_free(B, empty);
+  assert_int_equal(B->v->mem_info(B, &free1, &total, &e), 0);
+  assert_int_equal(free1, free0);
+}
+
+static void test_events_and_waits(void **state) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_stream_t s1, s2;
+  zlb_event_t a, b;
+  struct order o = {{0}, 0};
+  struct tagged first = {&o, 'a', 30}, second = {&o, 'b', 0};
+  double ms = 0.0;
+  (void)state;
+  assert_int_equal(B->v->stream_create(B, &s1, &e), 0);
+  assert_int_equal(B->v->stream_create(B, &s2, &e), 0);
+  assert_int_equal(B->v->event_create(B, &a, &e), 0);
+  assert_int_equal(B->v->event_create(B, &b, &e), 0);
+  /* The elapsed time is what the stream ran between the events. */
+  assert_int_equal(B->v->event_record(B, a, s1, &e), 0);
+  assert_int_equal(launch(s1, slow, NULL), 0);
+  assert_int_equal(B->v->event_record(B, b, s1, &e), 0);
+  assert_int_equal(B->v->event_elapsed(B, a, b, &ms, &e), 0);
+  assert_true(ms >= 19.0 && ms < 5000.0);
+  /* s2 waits for s1's work enqueued so far: 'a' (30 ms) before 'b'. */
+  assert_int_equal(launch(s1, tag, &first), 0);
+  assert_int_equal(B->v->stream_wait(B, s2, s1, &e), 0);
+  assert_int_equal(launch(s2, tag, &second), 0);
+  assert_int_equal(B->v->stream_sync(B, s2, &e), 0);
+  assert_string_equal(o.log, "ab");
+  B->v->event_destroy(B, a);
+  B->v->event_destroy(B, b);
+  B->v->stream_destroy(B, s1);
+  B->v->stream_destroy(B, s2);
+}
+
+static void test_capture_replay(void **state) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_stream_t s;
+  zlb_graph_t g = NULL;
+  zlb_graph_exec_t x = NULL;
+  int count = 0, capturing = 0;
+  (void)state;
+  assert_int_equal(B->v->stream_create(B, &s, &e), 0);
+  assert_int_equal(B->v->capture_begin(B, s, &e), 0);
+  assert_int_equal(B->v->stream_is_capturing(B, s, &capturing, &e), 0);
+  assert_int_equal(capturing, 1);
+  assert_int_equal(launch(s, bump, &count), 0);
+  assert_int_equal(launch(s, bump, &count), 0);
+  assert_int_equal(B->v->capture_end(B, s, &g, &e), 0);
+  assert_non_null(g);
+  assert_int_equal(B->v->stream_is_capturing(B, s, &capturing, &e), 0);
+  assert_int_equal(capturing, 0);
+  assert_int_equal(B->v->stream_sync(B, s, &e), 0);
+  assert_int_equal(count, 0); /* recorded, not run */
+  assert_int_equal(B->v->graph_instantiate(B, g, &x, &e), 0);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(B->v->graph_launch(B, x, s, &e), 0);
+  assert_int_equal(B->v->stream_sync(B, s, &e), 0);
+  assert_int_equal(count, 6);
+  B->v->graph_exec_destroy(B, x);
+  B->v->graph_destroy(B, g);
+
+  /* A synchronisation inside capture is refused (900), and the capture
+   * still ends, without a graph (901); the context stays healthy. */
+  assert_int_equal(B->v->capture_begin(B, s, &e), 0);
+  assert_int_equal(B->v->stream_sync(B, s, &e), ZLB_EDEVICE);
+  assert_int_equal(e.vendor_code, 900);
+  assert_int_equal(zlb_backend_classify(B->desc, e.vendor_code), ZLB_VERDICT_REFUSED);
+  g = NULL;
+  assert_int_equal(B->v->capture_end(B, s, &g, &e), ZLB_EDEVICE);
+  assert_null(g);
+  assert_int_equal(e.vendor_code, 901);
+  assert_string_equal(e.vendor_name, "hipErrorStreamCaptureInvalidated");
+  assert_int_equal(B->v->health_probe(B, &e), 0);
+  B->v->stream_destroy(B, s);
+}
+
+static void test_hold(void **state) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_stream_t s;
+  zlb_hold_t h1 = NULL, h2 = NULL;
+  int count = 0;
+  (void)state;
+  assert_true(B->desc->caps & ZLB_CAP_HOLD);
+  assert_int_equal(B->v->stream_create(B, &s, &e), 0);
+  assert_int_equal(B->v->stream_hold(B, s, &h1, &e), 0);
+  assert_non_null(h1);
+  assert_int_equal(launch(s, bump, &count), 0);
+  sleep_ms(30);
+  assert_int_equal(__atomic_load_n(&count, __ATOMIC_SEQ_CST), 0); /* held */
+  B->v->stream_release(B, h1);
+  assert_int_equal(B->v->stream_sync(B, s, &e), 0);
+  assert_int_equal(count, 1);
+  /* A second hold waits again; releasing the first twice does not free it. */
+  assert_int_equal(B->v->stream_hold(B, s, &h2, &e), 0);
+  assert_int_equal(launch(s, bump, &count), 0);
+  B->v->stream_release(B, h1);
+  sleep_ms(30);
+  assert_int_equal(__atomic_load_n(&count, __ATOMIC_SEQ_CST), 1);
+  B->v->stream_release(B, h2);
+  B->v->stream_release(B, h2);
+  assert_int_equal(B->v->stream_sync(B, s, &e), 0);
+  assert_int_equal(count, 2);
+  B->v->stream_destroy(B, s);
+}
+
+/* HIP's current device is per thread: work from a thread that never chose
+ * one must still land on the selected device. */
+struct thread_alloc {
+  void *p;
+  int rc;
+};
+static void *alloc_in_thread(void *arg) {
+  struct thread_alloc *t = arg;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  t->rc = B->v->mem_alloc(B, 1 << 20, &t->p, &e);
+  return NULL;
+}
+
+static void test_thread_binding(void **state) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct thread_alloc t = {NULL, -1};
+  pthread_t th;
+  size_t free0, free1, total;
+  (void)state;
+  assert_int_equal(zlb_backend_select_device(B, 1, &e), 0);
+  assert_string_equal(B->info.name, "Fake AMD GPU 0");
+  assert_int_equal(B->v->mem_info(B, &free0, &total, &e), 0);
+  assert_int_equal(pthread_create(&th, NULL, alloc_in_thread, &t), 0);
+  pthread_join(th, NULL);
+  assert_int_equal(t.rc, 0);
+  assert_int_equal(B->v->mem_info(B, &free1, &total, &e), 0);
+  assert_int_equal(free0 - free1, 1 << 20);
+  B->v->mem_free(B, t.p);
+  assert_int_equal(zlb_backend_select_device(B, 0, &e), 0);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  assert_string_equal(zlb_backend_error_name(B, 700), "hipErrorIllegalAddress");
+  assert_string_equal(zlb_backend_error_name(B, 709), "hipErrorContextIsDestroyed");
+  assert_string_equal(zlb_backend_error_name(B, 999), "hipErrorUnknown");
+  /* HIP calls every unknown code "hipErrorUnknown": not a name. */
+  assert_string_equal(zlb_backend_error_name(B, 4242), "ERROR_4242");
+  assert_int_equal(zlb_backend_classify(B->desc, 700), ZLB_VERDICT_FATAL);
+  assert_int_equal(zlb_backend_classify(B->desc, 709), ZLB_VERDICT_POISONED);
+  assert_int_equal(zlb_backend_classify(B->desc, 901), ZLB_VERDICT_REFUSED);
+  assert_int_equal(zlb_backend_classify(B->desc, 1), ZLB_VERDICT_NONE);
+  /* No tracer is wired for ROCm: the capability says so. */
+  assert_false(B->desc->caps & ZLB_CAP_TRACE);
+  assert_null(B->v->trace_begin);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_devices),       cmocka_unit_test(test_memory),
+      cmocka_unit_test(test_events_and_waits), cmocka_unit_test(test_capture_replay),
+      cmocka_unit_test(test_hold),          cmocka_unit_test(test_thread_binding),
+      cmocka_unit_test(test_errors),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
