@@ -112,6 +112,14 @@ expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops add --dtypes float16,int64 --out "$
 grep -q '^add,partial,3,2,.*"exit 4: __main__.py: error: argument --dtypes: invalid choice: .int64. .*",int64,"' \
   "$TMP/dt/ops_status.csv" || fail "add float16,int64: $(grep '^add' "$TMP/dt/ops_status.csv")"
 
+# Host shards of a FlagGems screen merge like the corpus's, its statuses
+# included.
+expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops abs,broken,skipped --shard 0/1 --out "$TMP/sh/shard-0"
+expect_rc 0 "$ZLBENCH" merge "$TMP/sh/merged" "$TMP/sh/shard-0"
+[ "$(csv_field "$TMP/sh/merged/ops_status.csv" broken status)" = collection_error ] ||
+  fail "merged broken: $(csv_field "$TMP/sh/merged/ops_status.csv" broken status)"
+[ "$(csv_field "$TMP/sh/merged/ops_status.csv" skipped status)" = skipped ] || fail "merged skipped"
+
 # Replay reuses finished FlagGems results as it does the corpus's.
 expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops abs,broken --replay-from "$OUT" --out "$TMP/replayed"
 [ "$(csv_field "$TMP/replayed/ops_status.csv" abs status)" = replayed ] || fail "abs not replayed"
