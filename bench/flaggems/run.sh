@@ -128,11 +128,14 @@ stage_compare() {
 stage_screen() {
   local d=$WORK/screen
   mkdir -p "$d"
-  if [ ! -s "$d/ops.txt" ]; then
+  # The selection is kept between calls; another STAGE or LIMIT makes a new
+  # one, and the batch still resumes every operator already finished.
+  if [ ! -s "$d/ops.txt" ] || [ "$(cat "$d/selection" 2>/dev/null)" != "$STAGE $LIMIT" ]; then
     "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" --backend "$BACKEND" \
       --stage "$STAGE" --list >"$d/list.txt" 2>"$WORK/logs/list.err" ||
       { note "screen: --list failed: $(tail -3 "$WORK/logs/list.err")"; return 1; }
     cut -f1 "$d/list.txt" | head -n "$LIMIT" >"$d/ops.txt"
+    echo "$STAGE $LIMIT" >"$d/selection"
     note "screen: $(wc -l <"$d/list.txt") operators at stage $STAGE or more mature; screening $(wc -l <"$d/ops.txt")"
   fi
   local budget
