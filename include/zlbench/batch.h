@@ -105,6 +105,11 @@ int zlb_shard_resolve(const char *flag, int *index, int *count, char *source,
 
 typedef struct zlb_batch_opts {
   const char *backend;          /* name/alias/auto */
+  const char *provider;         /* "zlbench" (NULL: the C corpus) or "flaggems" */
+  const char *flaggems_dir;     /* flaggems: root of the checkout */
+  const char *stage;            /* flaggems: stable, beta or alpha (NULL: every operator) */
+  const char *fg_mode;          /* flaggems: --mode of its suite (NULL: kernel) */
+  int list_only;                /* print the operators a batch would run, run nothing */
   const char *exe;              /* path of the zlbench binary for children */
   zlb_strvec_t devices;         /* ordinals; empty: all visible */
   zlb_strvec_t ops;             /* explicit selection; empty: inventory - dismissed */

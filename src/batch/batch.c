@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "batch_int.h"
+#include "zlbench/ops.h"
 
 /* ---- progress ------------------------------------------------------------------------------ */
 
@@ -157,12 +158,33 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   zlb_strbuf_init(&b.status_path);
 
   /* Validate everything before anything runs or is written. */
-  if ((rc = zlb_check_writable_dir(o->out_dir, err)) ||
-      (rc = lock_out_dir(o->out_dir, &lock_fd, err)))
+  if (!(b.prov = zlb__provider_find(o->provider))) {
+    rc = zlb_error_set(err, ZLB_EINVAL, "unknown provider '%s' (zlbench or flaggems)",
+                       o->provider);
     goto out;
-  if ((rc = zlb__discover_devices(&b, &ndev, err)) || (rc = zlb__discover_ops(&b, &reg, err)) ||
-      (rc = zlb__select_ops(&b, &reg, &sel, err)))
+  }
+  if (!strcmp(b.prov->name, "flaggems") && !o->flaggems_dir) {
+    rc = zlb_error_set(err, ZLB_EINVAL,
+                       "--provider flaggems needs --flaggems DIR (the root of a FlagGems "
+                       "checkout)");
     goto out;
+  }
+  if (strcmp(b.prov->name, "flaggems") && (o->flaggems_dir || o->stage || o->fg_mode)) {
+    rc = zlb_error_set(err, ZLB_EINVAL,
+                       "--flaggems, --stage and --mode belong to --provider flaggems, not "
+                       "to provider '%s'",
+                       b.prov->name);
+    goto out;
+  }
+  if (b.prov->check && (rc = b.prov->check(&b, err)))
+    goto out;
+  if (!o->list_only && ((rc = zlb_check_writable_dir(o->out_dir, err)) ||
+                        (rc = lock_out_dir(o->out_dir, &lock_fd, err))))
+    goto out;
+  if ((rc = zlb__discover_devices(&b, &ndev, err)) || (rc = b.prov->discover(&b, &reg, err)) ||
+      (rc = b.prov->select(&b, &reg, &sel, err)))
+    goto out;
+  b.reg_names = &reg.names;
   b.selection = &sel;
   /* A grant the batch inherits (a scheduler's, or the user's): the
    * devices it sees are the grant's entries, in order. */
@@ -231,6 +253,26 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     zlb_strlcpy(j->row.device, b.devices.v[j->slot], sizeof(j->row.device));
   }
   res->total = (int)b.njobs;
+  if (o->list_only) {
+    /* The operators this batch would run, nothing run or written: the
+     * name first, then the device slot and what the provider knows. */
+    for (size_t i = 0; i < b.njobs && o->line; i++) {
+      zlb__job_t *j = &b.jobs[i];
+      long r = zlb_strvec_find(&reg.names, j->op);
+      zlb_strbuf_t line = ZLB_STRBUF_INIT, dts = ZLB_STRBUF_INIT;
+      if (j->dtypes)
+        zlb_dtype_mask_format(j->dtypes, &dts);
+      zlb_strbuf_addf(&line, "%s\tdevice=%s\tdtypes=%s", j->op, j->row.device,
+                      dts.len ? dts.buf : "-");
+      if (b.op_files.n && r >= 0)
+        zlb_strbuf_addf(&line, "\tfile=%s", b.op_files.v[r]);
+      zlb_strbuf_addstr(&line, "\n");
+      o->line(o->cb_ctx, line.buf);
+      zlb_strbuf_release(&line);
+      zlb_strbuf_release(&dts);
+    }
+    goto out;
+  }
   if ((rc = zlb__batch_write_identity(&b, 0, err)))
     goto out;
 
@@ -342,6 +384,7 @@ out:
   zlb_strvec_release(&b.devices);
   zlb_strvec_release(&b.granted);
   zlb_strvec_release(&b.vis_also);
+  zlb_strvec_release(&b.op_files);
   zlb_strbuf_release(&b.status_path);
   if (lock_fd >= 0)
     close(lock_fd); /* releases the lock; the file stays, naming the last holder */

@@ -45,6 +45,7 @@ typedef struct zlb__unit {
   char status[32];
   char signature[320];
   char timer[16];
+  int whole;          /* the last end concerns the operator, not a dtype */
 } zlb__unit_t;
 
 typedef enum zlb__job_state {
@@ -92,6 +93,10 @@ typedef struct zlb__batch {
   zlb_strbuf_t status_path;
   double t0;
   char started[32];
+  const struct zlb__provider *prov;
+  const zlb_strvec_t *reg_names; /* the provider's operators, in discovery order */
+  zlb_strvec_t op_files;      /* flaggems: each operator's test file, as reg_names */
+  char python[1024];          /* flaggems: the interpreter, an absolute path */
   /* The first failure of the environment (a write that failed, a child
    * that could not write its results): the batch stops on it. */
   zlb_error_t fatal;
@@ -109,6 +114,53 @@ int zlb__status_is_ok(const char *status);
 
 /* Record `e` as the reason the batch stops (the first one wins). */
 void zlb__batch_stop(zlb__batch_t *b, const zlb_error_t *e);
+
+/* ---- providers (provider.c) ---------------------------------------------------------- */
+
+/* Not one of zlbench's exit codes: a failure with no more specific class. */
+#define ZLB__EXIT_OTHER 99
+
+/* What a child's end means, in zlbench's terms: `code` a zlb_exit_code_t
+ * (ZLB__EXIT_OTHER for a plain failure), `status` a status replacing the
+ * code's own ("" none), `line` the failure's first line ("": the first
+ * error line of stderr), `final` no retry, `whole` the failure concerns the
+ * operator whatever its dtypes (a collection error, a skip): no child per
+ * dtype after it. */
+typedef struct zlb__verdict {
+  int code;
+  char status[32];
+  char line[256];
+  int final;
+  int whole;
+} zlb__verdict_t;
+
+typedef struct zlb__provider {
+  const char *name;
+  /* The discovered dtypes are exact (the corpus registers them); else they
+   * are a hint, and the per-dtype fallback tries every requested dtype so
+   * that the operator's own refusal names the ones it lacks. */
+  int dtypes_exact;
+  /* Options that make no sense for this provider: an error before anything runs. */
+  int (*check)(const zlb__batch_t *b, zlb_error_t *err);
+  /* The operators the provider has, with their dtypes (mask 0: unknown). */
+  int (*discover)(zlb__batch_t *b, zlb__registered_t *reg, zlb_error_t *err);
+  /* --ops, else the provider's default selection. */
+  int (*select)(zlb__batch_t *b, const zlb__registered_t *reg, zlb_strvec_t *sel,
+                zlb_error_t *err);
+  /* argv and further environment of the child for unit `u` of job `j`
+   * (j->attempt_dir exists); *want_stdout: keep its stdout as stdout.log. */
+  int (*child)(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_strvec_t *argv,
+               zlb_strvec_t *env, int *want_stdout, zlb_error_t *err);
+  /* The child ended: classify it (and write what the attempt folder needs,
+   * e.g. run.log). */
+  void (*classify)(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex, zlb__verdict_t *v);
+} zlb__provider_t;
+
+/* NULL: "zlbench" (the C corpus). NULL when there is no such provider. */
+const zlb__provider_t *zlb__provider_find(const char *name);
+/* The flaggems scan's output -> operators, dtypes and test files (checked). */
+int zlb__flaggems_parse_ops(const char *text, zlb__registered_t *reg, zlb_strvec_t *files,
+                            zlb_error_t *err);
 
 /* discover.c: helper children (the parent initialises no runtime). */
 void zlb__push_libs(const zlb_batch_opts_t *o, zlb_strvec_t *argv);

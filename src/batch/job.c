@@ -105,9 +105,9 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   const zlb_batch_opts_t *o = b->o;
   zlb__unit_t *u = current_unit(j);
   zlb_strvec_t argv = ZLB_STRVEC_INIT, env = ZLB_STRVEC_INIT;
-  zlb_strbuf_t dir = ZLB_STRBUF_INIT, errpath = ZLB_STRBUF_INIT;
+  zlb_strbuf_t dir = ZLB_STRBUF_INIT, errpath = ZLB_STRBUF_INIT, outpath = ZLB_STRBUF_INIT;
   const char *dev = b->devices.v[j->slot];
-  int rc;
+  int rc, want_stdout = 0;
 
   zlb__op_dir(b, j->op, &dir);
   zlb_strbuf_addf(&dir, "/attempts/%d-%s", ++j->seq, u->label);
@@ -115,30 +115,9 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
     goto out;
   zlb_strlcpy(j->attempt_dir, dir.buf, sizeof(j->attempt_dir));
   zlb_path_join(&errpath, dir.buf, "stderr.log");
-
-  zlb_strvec_push(&argv, o->exe);
-  zlb_strvec_push(&argv, "run");
-  zlb_strvec_push(&argv, j->op);
-  zlb_strvec_push(&argv, "--backend");
-  zlb_strvec_push(&argv, b->backend);
-  zlb_strvec_push(&argv, "--device");
-  /* With a visibility variable the child sees only its device, as 0. */
-  zlb_strvec_push(&argv, b->vis_env[0] ? "0" : dev);
-  zlb_strvec_push(&argv, "--out");
-  zlb_strvec_push(&argv, dir.buf);
-  zlb_strvec_push(&argv, "--color");
-  zlb_strvec_push(&argv, "never");
-  if (u->dtypes[0]) {
-    zlb_strvec_push(&argv, "--dtypes");
-    zlb_strvec_push(&argv, u->dtypes);
-  }
-  if (u->deny) {
-    zlb_strvec_push(&argv, "--deny-capture");
-    zlb_strvec_push(&argv, j->op);
-  }
-  for (size_t i = 0; i < o->run_args.n; i++)
-    zlb_strvec_push(&argv, o->run_args.v[i]);
-  zlb__push_libs(o, &argv);
+  zlb_path_join(&outpath, dir.buf, "stdout.log");
+  if ((rc = b->prov->child(b, j, u, &argv, &env, &want_stdout, err)))
+    goto out;
 
   /* Pin the child to its device through the backend's visibility keys.
    * A backend without one has a single device here (zlb_batch_run
@@ -152,7 +131,8 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
       zlb_strvec_pushf(&env, "%s=%s", b->vis_also.v[i], v);
   }
   zlb_strvec_push(&env, "NO_COLOR=1");
-  rc = zlb_spawn(argv.v, &env, NULL, errpath.buf, o->timeout_s, &j->child, err);
+  rc = zlb_spawn(argv.v, &env, want_stdout ? outpath.buf : NULL, errpath.buf, o->timeout_s,
+                 &j->child, err);
   if (!rc) {
     u->runs++;
     j->row.attempts++;
@@ -163,19 +143,20 @@ out:
   zlb_strvec_release(&env);
   zlb_strbuf_release(&dir);
   zlb_strbuf_release(&errpath);
+  zlb_strbuf_release(&outpath);
   return rc;
 }
 
 static void begin_level2(zlb__batch_t *b, zlb__job_t *j) {
   uint32_t want = 0;
-  (void)b;
   if (b->o->dtypes.n) {
     for (size_t i = 0; i < b->o->dtypes.n; i++) {
       zlb_dtype_t d;
       if (!zlb_dtype_parse(b->o->dtypes.v[i], &d))
         want |= ZLB_DT_BIT(d);
     }
-    want &= j->dtypes ? j->dtypes : want;
+    if (b->prov->dtypes_exact && j->dtypes)
+      want &= j->dtypes;
   } else {
     want = j->dtypes & ZLB_DT_FLOATS;
     if (!want)
@@ -295,16 +276,28 @@ static void launch(zlb__batch_t *b, zlb__job_t *j) {
 /* A child ended: retry, advance, fall back a level, or finish. */
 void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
   zlb__unit_t *u = current_unit(j);
-  const zlb_exit_t *ex = &j->child.exit;
+  zlb_exit_t exv = j->child.exit;
+  const zlb_exit_t *ex = &exv;
   char sig[320], line1[256], what[64];
-  const char *st = status_of_exit(ex);
-  int accepted = !ex->timed_out && !ex->signaled &&
-                 (ex->code == ZLB_EXIT_OK || ex->code == ZLB_EXIT_FAILED) &&
-                 run_finished(j->attempt_dir);
+  zlb__verdict_t v;
+  const char *st;
+  int accepted;
+
+  /* The provider says what the end means in zlbench's exit codes. */
+  b->prov->classify(b, j, &j->child.exit, &v);
+  if (!ex->timed_out && !ex->signaled)
+    exv.code = v.code;
+  st = v.status[0] ? v.status : status_of_exit(ex);
+  u->whole = v.whole;
+  accepted = !ex->timed_out && !ex->signaled && !v.status[0] &&
+             (ex->code == ZLB_EXIT_OK || ex->code == ZLB_EXIT_FAILED) &&
+             run_finished(j->attempt_dir);
 
   j->state = ZLB__JOB_QUEUED;
-  zlb_exit_describe(ex, what, sizeof(what));
-  {
+  zlb_exit_describe(&j->child.exit, what, sizeof(what));
+  if (v.line[0]) {
+    zlb_strlcpy(line1, v.line, sizeof(line1));
+  } else {
     zlb_strbuf_t ep = ZLB_STRBUF_INIT;
     zlb_path_join(&ep, j->attempt_dir, "stderr.log");
     first_error_line(ep.buf, line1, sizeof(line1));
@@ -340,9 +333,8 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     return;
   } else {
     int deterministic = !strcmp(u->signature, sig);
-    int final = ex->code == ZLB_EXIT_USAGE || ex->code == ZLB_EXIT_UNAVAIL ||
-                (ex->code == ZLB_EXIT_POISONED && u->deny);
-    if (!ex->timed_out && !ex->signaled && ex->code <= ZLB_EXIT_FAILED)
+    int final = v.final || (ex->code == ZLB_EXIT_POISONED && u->deny);
+    if (!ex->timed_out && !ex->signaled && ex->code <= ZLB_EXIT_FAILED && !v.status[0])
       st = "failed"; /* exited without finishing its results */
     u->attempts++;
     zlb_strlcpy(u->status, st, sizeof(u->status));
@@ -358,7 +350,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
   if (j->level == 1) {
     /* No rows from the all-dtypes child: one child per dtype, so one bad
      * dtype loses only itself (pointless for a single dtype). */
-    if (!u->accepted) {
+    if (!u->accepted && !u->whole) {
       begin_level2(b, j);
       if (j->nl2 > 1) {
         launch(b, j);

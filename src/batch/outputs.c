@@ -156,6 +156,14 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
     zlb_jw_string(&jw, o->run_args.v[i]);
   zlb_jw_array_end(&jw);
   zlb_jw_key_string(&jw, "replay_from", o->replay_from);
+  /* Where the operators came from: the C corpus, or a pytest suite. */
+  zlb_jw_key_object(&jw, "provider");
+  zlb_jw_key_string(&jw, "name", b->prov ? b->prov->name : "zlbench");
+  zlb_jw_key_string(&jw, "flaggems_dir", o->flaggems_dir);
+  zlb_jw_key_string(&jw, "stage", o->stage);
+  zlb_jw_key_string(&jw, "mode", o->flaggems_dir ? (o->fg_mode ? o->fg_mode : "kernel") : NULL);
+  zlb_jw_key_string(&jw, "python", b->python[0] ? b->python : NULL);
+  zlb_jw_object_end(&jw);
   /* Every operator of the selection, before host sharding: zlbench merge
    * checks that shards belong together and names what is missing. */
   zlb_jw_key_array(&jw, "selection");

@@ -165,7 +165,10 @@ int zlb__status_known(const char *s) {
   static const char *const known[] = {"ok",      "ok_capture_denied", "failed_rows", "partial",
                                       "timeout", "crashed",           "failed",      "fatal",
                                       "poisoned", "usage_error",      "unavailable",
-                                      "spawn_error", NULL};
+                                      "spawn_error",
+                                      /* pytest providers (FlagGems) */
+                                      "dtype_unsupported", "collection_error", "no_tests",
+                                      "skipped", "no_rows", NULL};
   if (!strcmp(s, "replayed"))
     return 1;
   if (!strncmp(s, "replayed_", 9))

@@ -1,4 +1,5 @@
 /* `zlbench batch`: screen many operators on every device. */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +68,9 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
           "its own child process and process group, on device fnv1a64(name) mod ndevices,\n"
           "with a time limit, retries, dtype fallback and resume. With no arguments it\n"
           "screens the default corpus of the auto-selected backend (the host corpus on a\n"
-          "machine without an accelerator) into a fresh folder.\n\n");
+          "machine without an accelerator) into a fresh folder. With --provider flaggems\n"
+          "it screens a FlagGems checkout's pytest benchmarks instead, one pytest child\n"
+          "per operator timed by zlbench (-p zlbench.pytest_plugin).\n\n");
   zlb_cli_help(f, opts);
   fprintf(f, "\nexit codes: 0 every operator ok, 1 some failed, 2 usage or input error,\n"
              "3 backend unavailable, 6 cannot write results, 130 interrupted (rerun to resume)\n");
@@ -146,6 +149,33 @@ static int opt_progress(const zlb_cli_option_t *opt, const char *name, const cha
   return 0;
 }
 
+/* A value out of a fixed list (the list is the option's `arg`, '|'-separated). */
+static int opt_choice(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  const char *p = opt->arg;
+  size_t n = strlen(v);
+  while (p && *p) {
+    const char *e = strchr(p, '|');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && !strncmp(p, v, n)) {
+      *(const char **)ptr = v;
+      return 0;
+    }
+    p = e ? e + 1 : NULL;
+  }
+  return zlb_cli_bad_value(name, v, opt->arg);
+}
+
+static int opt_flaggems(const zlb_cli_option_t *opt, const char *name, const char *v,
+                        void *ptr) {
+  (void)opt;
+  if (!zlb_is_dir(v)) {
+    zlb_cli_errorf("%s: '%s' is not a folder", name, v);
+    return -1;
+  }
+  *(const char **)ptr = v;
+  return 0;
+}
+
 int zlb_cmd_batch(int argc, char **argv) {
   zlb_batch_opts_t o;
   zlb_batch_result_t res;
@@ -157,6 +187,7 @@ int zlb_cmd_batch(int argc, char **argv) {
   zlb_strvec_t args = ZLB_STRVEC_INIT;
   const char *progress = "auto", *shard = NULL, *outarg = NULL;
   int code = ZLB_EXIT_OK, rc;
+  char fgdir[PATH_MAX];
 
   zlb_batch_opts_init(&o);
   zlb_cli_run_defaults(&ro, &rx);
@@ -176,6 +207,24 @@ int zlb_cmd_batch(int argc, char **argv) {
                        "only this host shard: (fnv1a64(name) >> 32) mod N == I;\n"
                        "default from SLURM_ARRAY_TASK_*, SLURM_PROCID/SLURM_NTASKS or\n"
                        "JOB_COMPLETION_INDEX with ZL_SHARD_COUNT"),
+        ZLB_CLI_SECTION("providers (where the operators come from):"),
+        ZLB_CLI_CALLBACK("--provider", "zlbench|flaggems", opt_choice, &o.provider,
+                         "zlbench: the C corpus (default); flaggems: FlagGems' pytest\n"
+                         "benchmarks, one pytest child per operator, timed by zlbench\n"
+                         "(-p zlbench.pytest_plugin)"),
+        ZLB_CLI_CALLBACK("--flaggems", "DIR", opt_flaggems, &o.flaggems_dir,
+                         "root of the FlagGems checkout (benchmark/, src/, conf/)"),
+        ZLB_CLI_CALLBACK("--stage", "stable|beta|alpha", opt_choice, &o.stage,
+                         "flaggems: operators at this stage or a more mature one\n"
+                         "(conf/operators.yaml); default every benchmarked operator"),
+        ZLB_CLI_CALLBACK("--mode", "kernel|cudagraph|operator|wrapper", opt_choice, &o.fg_mode,
+                         "flaggems: its --mode (default kernel; kernel and cudagraph\n"
+                         "are timed by zlbench); SHAPE_MODE=upstream keeps FlagGems'\n"
+                         "shapes over --shape-file, TEST_NODE replaces the node\n"
+                         "('{op}' for the operator)"),
+        ZLB_CLI_FLAG("--list", &o.list_only,
+                     "print the operators this batch would run, one a line (name\n"
+                     "first), and run nothing"),
         ZLB_CLI_SECTION("robustness:"),
         ZLB_CLI_CALLBACK("--timeout", "S", opt_seconds, &o.timeout_s,
                          "per child, then SIGTERM to its group, then SIGKILL (default 1800)"),
@@ -260,6 +309,22 @@ int zlb_cmd_batch(int argc, char **argv) {
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
 
+  if (o.flaggems_dir) {
+    /* Absolute: the children's paths and PYTHONPATH are built from it. */
+    if (!realpath(o.flaggems_dir, fgdir)) {
+      zlb_cli_errorf("--flaggems: cannot resolve '%s'", o.flaggems_dir);
+      goto usage_error;
+    }
+    o.flaggems_dir = fgdir;
+    if (!o.provider)
+      o.provider = "flaggems";
+  }
+  if (o.list_only) {
+    o.live = 0;
+    rc = zlb_batch_run(&o, &res, &err);
+    code = rc ? zlb_cli_fail(&err) : ZLB_EXIT_OK;
+    goto done;
+  }
   printf("zlbench batch: backend %s, output %s\n", o.backend ? o.backend : "auto", o.out_dir);
   if (o.shard_count > 1)
     printf("zlbench batch: host shard %d of %d (%s)\n", o.shard_index, o.shard_count,

@@ -78,6 +78,8 @@ struct parser {
   enum role cols[MAX_COLS];
   int ncols;
   char *banner_op, *banner_family; /* last `run OP  family=F` banner */
+  size_t table_first;  /* index in `rows` of the last printed table's first row */
+  int plugin_lines;    /* `# zlbench: row N:` lines may still follow that table */
 };
 
 static int is_space(int c) {
@@ -445,7 +447,65 @@ static void finish(struct parser *ps, zlb_summary_t *s) {
 
 /* ---- the line loop ------------------------------------------------------ */
 
+/* The value of `key=` in `text` up to the next blank or ';', or "". */
+static span_t kv(const char *text, const char *key) {
+  span_t v = {NULL, 0};
+  size_t k = strlen(key);
+  for (const char *p = strstr(text, key); p; p = strstr(p + 1, key)) {
+    if (p != text && !is_space((unsigned char)p[-1]))
+      continue;
+    if (p[k] != '=')
+      continue;
+    v.p = p + k + 1;
+    while (v.p[v.n] && !is_space((unsigned char)v.p[v.n]) && v.p[v.n] != ';')
+      v.n++;
+    break;
+  }
+  return v;
+}
+
+/* zlbench's pytest plugin writes, after each FlagGems table, one line per
+ * row: `# zlbench: row N: torch timer=T marker=M ...; gems timer=T marker=M
+ * ...` (docs/formats.md). The candidate's (the last part's) timer and
+ * marker fill that row's Timer and Marker. Returns 1 when consumed. */
+static int plugin_line(struct parser *ps, const char *line) {
+  const char *p = line + strlen("# zlbench: row ");
+  const char *cand;
+  char *end;
+  long n;
+  span_t t, m;
+  zlb_summary_row_t *r;
+  if (!ps->plugin_lines || !zlb_starts_with(line, "# zlbench: row "))
+    return 0;
+  n = strtol(p, &end, 10);
+  if (end == p || *end != ':' || n < 1 || (size_t)n > ps->rows.n - ps->table_first)
+    return 1; /* not a row of that table: ignored */
+  r = &ps->rows.rows[ps->table_first + (size_t)n - 1];
+  cand = strrchr(end, ';');
+  cand = cand ? cand + 1 : end + 1;
+  t = kv(cand, "timer");
+  m = kv(cand, "marker");
+  if (t.p && t.n) {
+    free(r->timer);
+    r->timer = token_or_empty(t);
+    {
+      char *old = r->timer;
+      r->timer = zlb_xstrdup(zlb_summary_timer_name(old));
+      free(old);
+    }
+  }
+  if (m.p && m.n) {
+    free(r->marker);
+    r->marker = token_or_empty(m);
+  }
+  return 1;
+}
+
 static void feed(struct parser *ps, const char *line, int terminated) {
+  if (ps->state == S_IDLE && zlb_starts_with(line, "# zlbench: row ")) {
+    plugin_line(ps, line);
+    return;
+  }
   if (ps->state == S_HEADER) {
     ps->state = S_ROWS;
     if (is_rule(line))
@@ -456,13 +516,15 @@ static void feed(struct parser *ps, const char *line, int terminated) {
       ps->state = S_IDLE;
       return;
     }
-    if (is_note(line) || parse_row(ps, line, terminated))
+    if (plugin_line(ps, line) || is_note(line) || parse_row(ps, line, terminated))
       return;
     ps->state = S_IDLE; /* not a row: the table is over; look again */
   }
   if (ps->state == S_TITLE) {
     if (parse_header(ps, line)) {
       ps->state = S_HEADER;
+      ps->table_first = ps->rows.n;
+      ps->plugin_lines = 1;
       return;
     }
     if (++ps->title_lines > TITLE_SLACK)

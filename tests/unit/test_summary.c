@@ -239,6 +239,49 @@ static void test_unterminated_last_line(void **state) {
   zlb_summary_release(&s);
 }
 
+/* The pytest plugin's `# zlbench: row N:` lines after a FlagGems table fill
+ * that table's Timer and Marker from the candidate's (last) part; lines
+ * for rows that do not exist, and tables without such lines, change
+ * nothing. */
+static void test_flaggems_plugin_lines(void **state) {
+  zlb_summary_t s = ZLB_SUMMARY_INIT;
+  const char *head =
+      "\nOperator: abs  Performance Test (dtype=torch.float16, mode=kernel,level=core)\n"
+      "Status       Torch Latency (ms)    Gems Latency (ms)         Gems Speedup          "
+      "Size Detail\n"
+      "-------------------------------------------------------------------------------------"
+      "----------\n";
+  zlb_strbuf_t t = ZLB_STRBUF_INIT;
+  (void)state;
+  zlb_strbuf_addf(&t, "%s"
+                  "SUCCESS               0.004700            0.005000               0.940"
+                  "          [torch.Size([64, 64])]\n"
+                  "SUCCESS               0.010000            0.008000               1.250"
+                  "          [torch.Size([1024, 1024])]\n"
+                  "\n"
+                  "# zlbench: row 1: torch timer=graph marker=- verdict=none samples=10; "
+                  "gems timer=direct marker=fallback(phase=capture,reason=ERR,repeat=1) "
+                  "verdict=refused samples=12\n"
+                  "# zlbench: row 2: torch timer=direct marker=- verdict=none samples=3; "
+                  "gems timer=cupti marker=- verdict=none samples=4\n"
+                  "# zlbench: row 3: torch timer=graph marker=- verdict=none; gems timer=graph\n"
+                  "# zlbench: row x: gems timer=graph\n"
+                  "%s"
+                  "SUCCESS               0.004700            0.005000               0.940"
+                  "          [torch.Size([64, 64])]\n\n",
+                  head, head);
+  parse_text(&s, t.buf);
+  assert_int_equal(s.n, 3);
+  assert_string_equal(s.rows[0].timer, "direct");
+  assert_string_equal(s.rows[0].marker, "fallback(phase=capture,reason=ERR,repeat=1)");
+  assert_string_equal(s.rows[1].timer, "trace"); /* the old name, read as today's */
+  assert_string_equal(s.rows[1].marker, "");
+  assert_string_equal(s.rows[2].timer, "");
+  assert_string_equal(s.rows[2].marker, "");
+  zlb_summary_release(&s);
+  zlb_strbuf_release(&t);
+}
+
 static void test_value_spellings(void **state) {
   zlb_summary_t s = ZLB_SUMMARY_INIT;
   (void)state;
@@ -477,6 +520,7 @@ int main(void) {
       cmocka_unit_test(test_garbage),
       cmocka_unit_test(test_unterminated_last_line),
       cmocka_unit_test(test_value_spellings),
+      cmocka_unit_test(test_flaggems_plugin_lines),
       cmocka_unit_test(test_columns_family_noise),
       cmocka_unit_test(test_sort_is_stable),
       cmocka_unit_test(test_csv_quoting_and_errors),

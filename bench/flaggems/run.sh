@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# FlagGems screened by zlbench on a CUDA machine, in calls of at most
+# BUDGET seconds (default 500) that resume where the last one stopped:
+#
+#   bash bench/flaggems/run.sh [build] [compare] [screen] [table]   (default: all)
+#
+# BACKEND (default cuda) and GEMS_VENDOR (default nvidia) select the device.
+#
+# The FlagGems checkout is $FG (default $ROOT/.flaggems: its src/ and
+# benchmark/ on PYTHONPATH, no install step); torch, triton and pytest must
+# be importable by $PYTHON (default python3). State lives in $WORK (default
+# $ROOT/zlb-out/flaggems, git-ignored) so that a later call on the same
+# machine resumes; $OUT gets summary.txt and logs.tar.gz.
+#
+# compare  FlagGems' own kernel mode, its cudagraph mode, and its kernel mode
+#          timed by zlbench (-p zlbench.pytest_plugin), one process each, for
+#          CMP_OPS (default: abs add softmax sum mm sort nonzero dropout) at
+#          the core level with CMP_DTYPES (default float16): wall time of
+#          each process and the [64, 64] row. Pairs already measured are
+#          skipped.
+# screen   zlbench batch --provider flaggems over the first LIMIT (default
+#          150) operators of `--list --stage $STAGE` (default stable) at the
+#          core level on every visible GPU; stopped by SIGINT when the call's
+#          budget runs out, resumed by the next call (same --out).
+# table    the comparison and the screen's statuses, failures with reasons.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+FG=${FG:-$ROOT/.flaggems}
+BUILD=${BUILD:-$ROOT/build-gpu}
+WORK=${WORK:-$ROOT/zlb-out/flaggems}
+OUT=${OUT:-/tmp/zlb-out}
+PYTHON=${PYTHON:-python3}
+BACKEND=${BACKEND:-cuda}
+export ZL_PYTHON=${ZL_PYTHON:-$PYTHON}
+BUDGET=${BUDGET:-500}
+LIMIT=${LIMIT:-150}
+STAGE=${STAGE:-stable}
+CMP_OPS=${CMP_OPS:-abs add softmax sum mm sort nonzero dropout}
+CMP_DTYPES=${CMP_DTYPES:-float16}
+CMP_TIMEOUT=${CMP_TIMEOUT:-300}
+OP_TIMEOUT=${OP_TIMEOUT:-300}
+STAGES=${*:-build compare screen table}
+T0=$SECONDS
+mkdir -p "$WORK/logs" "$OUT"
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+left() { echo $((BUDGET - (SECONDS - T0))); }
+export NO_COLOR=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export PYTHONPATH="$FG/src:$FG:$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+# The package finds libzlbench.so in the parent of ZL_LIB_DIR; zlbench
+# finds its operator libraries in ZL_LIB_DIR itself.
+export ZL_LIB_DIR="$BUILD/lib/zlbench"
+# FlagGems' vendor without its device-query probe, for all three modes.
+export GEMS_VENDOR=${GEMS_VENDOR:-nvidia}
+if [ -z "${FLAGGEMS_COMMIT:-}" ] && [ ! -d "$FG/.git" ] && [ -f "$FG/UPSTREAM.md" ]; then
+  FLAGGEMS_COMMIT=$(grep -o 'commit [0-9a-f]\{7,40\}' "$FG/UPSTREAM.md" | head -1 | cut -d' ' -f2)
+  export FLAGGEMS_COMMIT
+fi
+
+# Build dependencies carried as Debian packages in .deps/ (README).
+if [ -d "$ROOT/.deps" ] && { [ ! -f /usr/include/yaml.h ] || [ ! -f /usr/include/cjson/cJSON.h ]; }; then
+  mkdir -p /tmp/cm
+  for f in "$ROOT"/.deps/*.deb; do [ -f "$f" ] && dpkg -x "$f" /tmp/cm; done
+  export CMAKE_PREFIX_PATH=/tmp/cm/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export LD_LIBRARY_PATH=/tmp/cm/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+fi
+
+stage_build() {
+  local t0=$SECONDS
+  # Configure once, then an incremental build every call: a build folder
+  # left by another checkout's run is brought up to this one.
+  { [ -f "$BUILD/CMakeCache.txt" ] ||
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DZLB_TESTS=OFF >"$WORK/logs/build.log" 2>&1; } &&
+    cmake --build "$BUILD" -j "$(nproc)" --target zlbench_cli zlbench_shared \
+      >>"$WORK/logs/build.log" 2>&1
+  local rc=$?
+  note "build: rc=$rc ($((SECONDS - t0)) s)"
+  [ $rc = 0 ] || tail -30 "$WORK/logs/build.log"
+  return $rc
+}
+
+# The [64, 64] row of the float16 table: "torch_ms gems_ms".
+row64() {
+  awk '/Performance Test \(dtype=torch.float16/ {t = 1; next}
+       /Performance Test \(/ {t = 0}
+       t && /^(SUCCESS|FAILED)/ && /\[64, 64\]/ {print $2, $3; exit}' "$1"
+}
+
+stage_compare() {
+  local d=$WORK/compare res=$WORK/compare/results.tsv
+  mkdir -p "$d"
+  [ -f "$res" ] || printf 'op\tmode\trc\twall_s\ttorch64_ms\tgems64_ms\n' >"$res"
+  local dts=""
+  for t in ${CMP_DTYPES//,/ }; do dts="$dts --dtypes $t"; done
+  for op in $CMP_OPS; do
+    for mode in kernel cudagraph plugin; do
+      grep -q "^$op	$mode	" "$res" && continue
+      if [ "$(left)" -lt $((CMP_TIMEOUT + 30)) ]; then
+        note "compare: budget spent; run again to go on"
+        return 0
+      fi
+      local log=$d/$op.$mode.log fgmode=$mode plug=""
+      if [ "$mode" = plugin ]; then
+        fgmode=kernel
+        plug="-p zlbench.pytest_plugin"
+        mkdir -p "$d/$op.plugin"
+      fi
+      local t0 t1 rc
+      t0=$(date +%s.%N)
+      (cd "$FG/benchmark" &&
+        ZL_FG_OUT="$d/$op.plugin" timeout -k 10 "$CMP_TIMEOUT" "$PYTHON" -m pytest -q -s \
+          -p no:cacheprovider $plug "test_$op.py" -m "$op" --mode "$fgmode" --level core \
+          $dts) >"$log" 2>&1
+      rc=$?
+      t1=$(date +%s.%N)
+      local r
+      r=$(row64 "$log")
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$op" "$mode" "$rc" \
+        "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')" \
+        "${r% *}" "${r#* }" >>"$res"
+      note "compare: $op $mode rc=$rc $(tail -1 "$res" | cut -f4) s  [64,64] f16: ${r:-none}"
+    done
+  done
+}
+
+stage_screen() {
+  local d=$WORK/screen
+  mkdir -p "$d"
+  # The selection is kept between calls; another STAGE or LIMIT makes a new
+  # one, and the batch still resumes every operator already finished.
+  if [ ! -s "$d/ops.txt" ] || [ "$(cat "$d/selection" 2>/dev/null)" != "$STAGE $LIMIT" ]; then
+    "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" --backend "$BACKEND" \
+      --stage "$STAGE" --list >"$d/list.txt" 2>"$WORK/logs/list.err" ||
+      { note "screen: --list failed: $(tail -3 "$WORK/logs/list.err")"; return 1; }
+    cut -f1 "$d/list.txt" | head -n "$LIMIT" >"$d/ops.txt"
+    echo "$STAGE $LIMIT" >"$d/selection"
+    note "screen: $(wc -l <"$d/list.txt") operators at stage $STAGE or more mature; screening $(wc -l <"$d/ops.txt")"
+  fi
+  local budget
+  budget=$(($(left) - 20))
+  [ "$budget" -gt 60 ] || { note "screen: budget spent; run again to go on"; return 0; }
+  local t0=$SECONDS rc
+  # SIGINT when the budget runs out: the batch stops its children, writes
+  # what finished and exits 130; the next call resumes into the same --out.
+  timeout -s INT -k 60 "$budget" "$BUILD/bin/zlbench" batch --provider flaggems \
+    --flaggems "$FG" --backend "$BACKEND" --level core --ops-file "$d/ops.txt" --out "$d/out" \
+    --timeout "$OP_TIMEOUT" --retries 1 --progress never >>"$WORK/logs/screen.log" 2>&1
+  rc=$?
+  note "screen: rc=$rc after $((SECONDS - t0)) s ($([ $rc = 130 ] || [ $rc = 124 ] && echo 'interrupted: run again to resume' || echo done))"
+  tail -3 "$WORK/logs/screen.log" | tee -a "$SUMMARY"
+}
+
+stage_table() {
+  local res=$WORK/compare/results.tsv st=$WORK/screen/out/ops_status.csv
+  if [ -f "$res" ]; then
+    note ""
+    note "FlagGems side by side (core level, $CMP_DTYPES; wall s of one process; [64, 64] float16 gems ms)"
+    awk -F'\t' 'NR > 1 {w[$1, $2] = $4; g[$1, $2] = $6; rc[$1, $2] = $3; ops[$1] = 1; order[n++] = $1}
+      END {
+        printf "%-9s %9s %9s %9s %7s  %10s %10s %10s\n", "op", "kernel", "cudagraph", "plugin",
+               "k/plug", "kernel64", "graph64", "plugin64"
+        for (i = 0; i < n; i++) { op = order[i]; if (seen[op]++) continue
+          r = (w[op, "plugin"] > 0) ? sprintf("%.1fx", w[op, "kernel"] / w[op, "plugin"]) : "-"
+          printf "%-9s %9s %9s %9s %7s  %10s %10s %10s\n", op, w[op, "kernel"] "/" rc[op, "kernel"],
+                 w[op, "cudagraph"] "/" rc[op, "cudagraph"], w[op, "plugin"] "/" rc[op, "plugin"], r,
+                 g[op, "kernel"], g[op, "cudagraph"], g[op, "plugin"] }
+      }' "$res" | tee -a "$SUMMARY"
+  fi
+  if [ -f "$st" ]; then
+    note ""
+    note "screen: $(($(wc -l <"$st") - 1)) of $(wc -l <"$WORK/screen/ops.txt") operators finished"
+    cut -d, -f2 "$st" | tail -n +2 | sort | uniq -c | sort -rn | tee -a "$SUMMARY"
+    note "failures (ops_status.csv rows):"
+    tail -n +2 "$st" | grep -v '^[^,]*,\(ok\|ok_capture_denied\|replayed\),' |
+      cut -c1-300 | tee -a "$SUMMARY"
+  fi
+}
+
+for s in $STAGES; do
+  "stage_$s" || note "stage $s: failed"
+done
+tar -czf "$OUT/logs.tar.gz" -C "$WORK" --exclude='*/attempts/*' . 2>/dev/null
+note "total: $((SECONDS - T0)) s"

@@ -1,0 +1,199 @@
+"""The operators of a FlagGems checkout, without importing it (no GPU, no
+torch): an AST scan of ``benchmark/test_*.py`` for operator marks, and the
+stage filter of ``conf/operators.yaml``.
+
+    python3 -m zlbench.flaggems_discover DIR [--stage stable|beta|alpha]
+
+One operator per line, tab-separated: ``name  file  dtypes  stage``, where
+``file`` is the test file (relative to ``benchmark/``) holding the first
+test marked with the operator, ``dtypes`` the comma-separated dtypes of its
+first ``Benchmark(..., dtypes=...)`` call when the scan can resolve them
+(``-`` otherwise) and ``stage`` its most mature stage (``-`` when
+``conf/operators.yaml`` does not list it). Operators are sorted by name.
+``zlbench batch --provider flaggems`` runs this and checks every field.
+Standard library only; exit 2 with a message for a bad checkout.
+"""
+import ast
+import os
+import re
+import sys
+
+# Marks that are pytest's or FlagGems' own, not operators.
+NOT_OPS = {"parametrize", "skipif", "skip", "xfail", "usefixtures", "filterwarnings",
+           "timeout", "flaky", "slow", "median"}
+STAGES = ("alpha", "beta", "stable")  # from least to most mature
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]{0,126}$")
+
+# FlagGems' dtype lists (benchmark/consts.py), by the names tests use.
+DTYPE_LISTS = {
+    "FLOAT_DTYPES": ["float16", "float32", "bfloat16"],
+    "FP16_BF16_DTYPES": ["float16", "bfloat16"],
+    "INT_DTYPES": ["int16", "int32"],
+    "BOOL_DTYPES": ["bool"],
+}
+TORCH_DTYPES = {"float16", "float32", "bfloat16", "float64", "int8", "int16", "int32",
+                "int64", "uint8", "bool", "half", "float", "double", "int", "long"}
+ALIASES = {"half": "float16", "float": "float32", "double": "float64", "int": "int32",
+           "long": "int64"}
+
+
+def _mark_name(dec):
+    """`@pytest.mark.NAME` or `@pytest.mark.NAME(...)` -> NAME."""
+    node = dec.func if isinstance(dec, ast.Call) else dec
+    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "mark" and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == "pytest"):
+        return node.attr
+    return None
+
+
+def _dtypes_of(expr):
+    if isinstance(expr, ast.Attribute) and expr.attr in DTYPE_LISTS:
+        return list(DTYPE_LISTS[expr.attr])
+    if isinstance(expr, ast.Name) and expr.id in DTYPE_LISTS:
+        return list(DTYPE_LISTS[expr.id])
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        out = []
+        for e in expr.elts:
+            if isinstance(e, ast.Attribute) and e.attr in TORCH_DTYPES:
+                out.append(ALIASES.get(e.attr, e.attr))
+            else:
+                return None
+        return out
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        a, b = _dtypes_of(expr.left), _dtypes_of(expr.right)
+        return a + b if a is not None and b is not None else None
+    return None
+
+
+def _test_dtypes(fn):
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "dtypes":
+                    d = _dtypes_of(kw.value)
+                    if d:
+                        return d
+    return None
+
+
+def scan_file(path):
+    """[(mark, dtypes or None)] of the tests in one file, in file order."""
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), filename=path)
+    found = []
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    node.name.startswith("test"):
+                for dec in node.decorator_list:
+                    name = _mark_name(dec)
+                    if name and name not in NOT_OPS:
+                        found.append((name, _test_dtypes(node)))
+            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                visit(node.body)
+    visit(tree.body)
+    return found
+
+
+def load_stages(path):
+    """{name: most mature stage} from conf/operators.yaml: each entry's
+    `id` and its `for:` names get the entry's most mature stage. A small
+    reader for that file's layout (the package has no YAML library)."""
+    stages = {}
+    entry_names, entry_stage, key = [], None, None
+
+    def flush():
+        if entry_stage:
+            for n in entry_names:
+                old = stages.get(n)
+                if old is None or STAGES.index(entry_stage) > STAGES.index(old):
+                    stages[n] = entry_stage
+
+    with open(path, encoding="utf-8") as f:
+        for raw in f:
+            line = raw.split("#", 1)[0].rstrip()
+            if not line.strip():
+                continue
+            m = re.match(r"^  - id:\s*(\S+)", line)
+            if m:
+                flush()
+                entry_names, entry_stage, key = [m.group(1).strip("'\"")], None, None
+                continue
+            m = re.match(r"^    ([A-Za-z_]+):", line)
+            if m:
+                key = m.group(1)
+                continue
+            m = re.match(r"^      - (.+)$", line)
+            if m and key == "for":
+                entry_names.append(m.group(1).strip().strip("'\""))
+            elif m and key == "stages":
+                st = m.group(1).split(":", 1)[0].strip()
+                if st in STAGES and (entry_stage is None or
+                                     STAGES.index(st) > STAGES.index(entry_stage)):
+                    entry_stage = st
+    flush()
+    return stages
+
+
+def discover(root, stage=None):
+    bench = os.path.join(root, "benchmark")
+    if not os.path.isdir(bench):
+        raise ValueError(f"'{root}' has no benchmark/ folder: not a FlagGems checkout")
+    ops = {}
+    for name in sorted(os.listdir(bench)):
+        if not (name.startswith("test_") and name.endswith(".py")):
+            continue
+        path = os.path.join(bench, name)
+        try:
+            marks = scan_file(path)
+        except SyntaxError as e:
+            # Collection will fail too; the operator still belongs to the
+            # screen, named after its file, and fails there with its reason.
+            sys.stderr.write(f"{path}:{e.lineno}: cannot parse: {e.msg}\n")
+            marks = [(name[len("test_"):-len(".py")], None)]
+        for mark, dts in marks:
+            if NAME_RE.match(mark) and mark not in ops:
+                ops[mark] = (name, dts)
+    stages = {}
+    conf = os.path.join(root, "conf", "operators.yaml")
+    if os.path.isfile(conf):
+        stages = load_stages(conf)
+    elif stage:
+        raise ValueError(f"--stage {stage}: '{conf}' does not exist")
+    out = []
+    for op in sorted(ops):
+        st = stages.get(op) or stages.get("_" + op)
+        if stage and (st is None or STAGES.index(st) < STAGES.index(stage)):
+            continue
+        f, dts = ops[op]
+        out.append((op, f, ",".join(dts) if dts else "-", st or "-"))
+    return out
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    stage = None
+    if "--stage" in argv:
+        i = argv.index("--stage")
+        if i + 1 >= len(argv) or argv[i + 1] not in STAGES:
+            sys.stderr.write("flaggems_discover: --stage needs stable, beta or alpha\n")
+            return 2
+        stage = argv[i + 1]
+        del argv[i:i + 2]
+    if len(argv) != 1:
+        sys.stderr.write("usage: python3 -m zlbench.flaggems_discover DIR "
+                         "[--stage stable|beta|alpha]\n")
+        return 2
+    try:
+        rows = discover(argv[0], stage)
+    except (OSError, ValueError) as e:
+        sys.stderr.write(f"flaggems_discover: {e}\n")
+        return 2
+    sys.stdout.write("".join("\t".join(r) + "\n" for r in rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,369 @@
+"""pytest plugin: FlagGems' benchmark suite timed by zlbench.
+
+    python3 -m pytest -p zlbench.pytest_plugin -s test_abs.py -m abs --mode kernel
+
+FlagGems' ``benchmark/base.py`` times its kernel mode with
+``triton.testing.do_bench`` and its cudagraph mode with
+``triton.testing.do_bench_cudagraph``, both looked up through the name
+``triton`` of that module at call time. This plugin replaces that one name,
+in that one module's globals, by a proxy whose ``testing.do_bench`` and
+``testing.do_bench_cudagraph`` are zlbench's and whose every other
+attribute is the real module's. ``triton.testing`` itself is left alone:
+Triton's and FlagGems' autotuners keep Triton's timer.
+
+What it adds, FlagGems' printed tables left byte for byte as they are:
+
+* after each table, one ``# zlbench: ...`` line per row with the timer,
+  the fallback marker and the verdict of each measurement of that row
+  (``zlbench summary`` reads ``# `` lines as comments);
+* ``zlbench_rows.json``: every table with every measurement's samples,
+  rewritten after each table;
+* ``run_identity.json``: backend, device, timer, autotune settings
+  (``USE_FLAGTUNE`` included), the FlagGems commit and the test nodes,
+  with ``finished`` set when the session ends normally.
+
+Both files go to ``$ZL_FG_OUT`` (default: the current folder).
+
+Failures: a refused capture falls back to direct timing for that shape
+only (the engine's per-measurement fallback, marked); a fatal device error
+fails the test that met it; a poisoned context ends the process with
+zlbench's poisoned exit status (5) after the outputs are written, so that
+``zlbench batch`` re-runs the operator with capture denied
+(``ZL_DENY_CAPTURE`` names the operators, or ``*`` for all).
+
+Stopping: ``ZL_FG_STOP=noise`` (default) samples until the noise is
+under 0.5 % (at least 10 samples and 2 ms), FlagGems' ``--iter`` budget
+the cap; ``budget`` spends the whole budget, as Triton's timers do.
+
+Environment: ``ZL_TIMER`` (default ``auto``), ``ZL_FG_STOP``, ``ZL_BACKEND``,
+``ZL_DENY_CAPTURE``, ``ZL_FG_OUT``, ``ZL_FG_BASE`` (the module to hook,
+default ``benchmark.base``), ``FLAGGEMS_COMMIT`` (else read from the
+checkout's git metadata).
+"""
+import json
+import os
+import sys
+import time
+
+import pytest
+
+from . import _bench, _lib
+
+POISONED_EXIT = 5
+_PLUGIN_KEY = "_zlbench_plugin_state"
+
+
+class _State:
+    def __init__(self):
+        self.out = os.environ.get("ZL_FG_OUT") or os.getcwd()
+        self.timer = os.environ.get("ZL_TIMER", "auto") or "auto"
+        self.backend = os.environ.get("ZL_BACKEND") or None
+        deny = os.environ.get("ZL_DENY_CAPTURE", "")
+        self.deny = {d.strip() for d in deny.split(",") if d.strip()}
+        self.base_name = os.environ.get("ZL_FG_BASE", "benchmark.base")
+        self.stop = os.environ.get("ZL_FG_STOP", "noise")
+        if self.stop not in ("noise", "budget"):
+            raise pytest.UsageError(f"ZL_FG_STOP={self.stop!r}: expected 'noise' or 'budget'")
+        self.hooked = set()
+        self.calls = []          # measurements since the last table
+        self.tables = []
+        self.item = None
+        self.nodes = []
+        self.rootdir = None
+        self.device = None
+        self.backend_used = None
+        self.timers = set()
+        self.fatal = None
+        self.started = _now()
+
+    # ---- which operator runs now ------------------------------------------------
+
+    def op_names(self):
+        if self.item is None:
+            return set()
+        return {m.name for m in self.item.iter_markers()}
+
+    def denied(self):
+        return "*" in self.deny or bool(self.deny & self.op_names())
+
+
+def _now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+_state = None
+
+
+def _write_json(path, obj):
+    """Atomic: a reader sees the old file or the new one."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1, default=str)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+# ---- the timer ---------------------------------------------------------------------
+
+def _measure(kind, fn, **kw):
+    s = _state
+    deny = s.denied()
+    timer = "graph" if kind == "do_bench_cudagraph" else s.timer
+    if kind == "do_bench_cudagraph":
+        kw.setdefault("warmup", 0)
+    if s.stop == "noise":
+        # zlbench's stopping rule: samples until the noise is under 0.5 %
+        # (at least 10 samples and 2 ms), FlagGems' rep budget the cap.
+        kw["timeout_ms"] = float(kw.get("rep") or 100)
+    try:
+        res = _bench.measure(fn, timer=timer, deny_capture=deny, backend=s.backend,
+                             stop=s.stop, **kw)
+    except _lib.PoisonedError as e:
+        _poisoned(e)
+        raise
+    except _lib.FatalError as e:
+        s.fatal = str(e)
+        s.calls.append({"kind": kind, "error": f"fatal: {e}"})
+        raise
+    s.backend_used = res.backend
+    s.device = res.device_name
+    s.timers.add(res.timer)
+    s.calls.append({
+        "kind": kind, "value_ms": res.value, "timer": res.timer, "marker": res.marker,
+        "verdict": res.verdict, "deny_capture": deny, "samples": res.samples,
+        "fallback": None if res.fallback is None else {
+            "phase": res.fallback.phase, "reason": res.fallback.reason,
+            "repeat": res.fallback.repeat, "error": res.fallback.error},
+    })
+    return res
+
+
+def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
+    """triton.testing.do_bench as FlagGems calls it, timed by zlbench."""
+    _bench._triton_mode(return_mode)
+    res = _measure("do_bench", fn, warmup=warmup, rep=rep, grad_to_none=grad_to_none,
+                   quantiles=quantiles, return_mode=return_mode)
+    return _bench._summarize(res, quantiles, return_mode)
+
+
+def do_bench_cudagraph(fn, rep=20, grad_to_none=None, quantiles=None, return_mode="mean"):
+    """triton.testing.do_bench_cudagraph as FlagGems calls it, timed by
+    zlbench's graph timer (direct, marked, where the capture is refused)."""
+    _bench._triton_mode(return_mode)
+    if grad_to_none is not None:
+        for x in grad_to_none:
+            x.detach_()
+            x.requires_grad_(True)
+            x.grad = None
+    res = _measure("do_bench_cudagraph", fn, rep=rep, grad_to_none=grad_to_none,
+                   quantiles=quantiles, return_mode=return_mode)
+    return _bench._summarize(res, quantiles, return_mode)
+
+
+class _Forward:
+    """Every attribute of `real`, except those set on the instance."""
+
+    def __init__(self, real, **own):
+        object.__setattr__(self, "_real", real)
+        for k, v in own.items():
+            object.__setattr__(self, k, v)
+
+    def __getattr__(self, name):
+        return getattr(object.__getattribute__(self, "_real"), name)
+
+    def __repr__(self):
+        return f"<zlbench proxy of {object.__getattribute__(self, '_real')!r}>"
+
+
+def make_triton_proxy(real_triton):
+    """A stand-in for the `triton` name of one module: testing.do_bench and
+    testing.do_bench_cudagraph are zlbench's, the rest is `real_triton`."""
+    testing = _Forward(real_triton.testing, do_bench=do_bench,
+                       do_bench_cudagraph=do_bench_cudagraph)
+    return _Forward(real_triton, testing=testing)
+
+
+# ---- hooking FlagGems' base module -------------------------------------------------
+
+def _hook(mod):
+    s = _state
+    if mod is None or id(mod) in s.hooked:
+        return
+    g = vars(mod)
+    real = g.get("triton")
+    if real is None or isinstance(real, _Forward) or not hasattr(real, "testing"):
+        return
+    g["triton"] = make_triton_proxy(real)
+    upd = g.get("update_result")
+    if callable(upd):
+        def update_result(*args, **kwargs):
+            r = upd(*args, **kwargs)
+            _end_table(args[1] if len(args) > 1 else kwargs.get("result"))
+            return r
+        g["update_result"] = update_result
+    s.hooked.add(id(mod))
+
+
+def _hook_loaded():
+    _hook(sys.modules.get(_state.base_name))
+
+
+# ---- tables ------------------------------------------------------------------------
+
+def _end_table(result):
+    """FlagGems printed a table (update_result follows its print): one
+    comment line per row, and the sidecar."""
+    s = _state
+    result = result if isinstance(result, dict) else {}
+    rows = result.get("result") or []
+    calls, s.calls = s.calls, []
+    nrows = len(rows) or 1
+    per = len(calls) // nrows if calls and len(calls) % nrows == 0 else len(calls)
+    roles = ["torch", "gems"] if per == 2 else [f"call{i + 1}" for i in range(per)]
+    table = {"op": result.get("op_name"), "dtype": result.get("dtype"),
+             "mode": result.get("mode"), "level": result.get("level"),
+             "node": s.item.nodeid if s.item is not None else None, "rows": []}
+    lines = []
+    for r in range(nrows if per else 0):
+        mine = calls[r * per:(r + 1) * per]
+        detail = rows[r].get("shape_detail") if r < len(rows) and isinstance(rows[r], dict) else None
+        parts = []
+        for role, c in zip(roles, mine):
+            c = dict(c, role=role)
+            if "error" in c:
+                parts.append(f"{role} error={c['error']}")
+            else:
+                parts.append(f"{role} timer={c['timer']} marker={c['marker']} "
+                             f"verdict={c['verdict']} samples={len(c['samples'])}")
+        lines.append(f"# zlbench: row {r + 1}: " + "; ".join(parts))
+        table["rows"].append({"index": r + 1, "shape_detail": detail,
+                              "calls": [dict(c, role=ro) for ro, c in zip(roles, mine)]})
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.flush()
+    s.tables.append(table)
+    _write_sidecar()
+
+
+def _write_sidecar():
+    _write_json(os.path.join(_state.out, "zlbench_rows.json"),
+                {"tables": _state.tables, "pending": _state.calls})
+
+
+# ---- identity ----------------------------------------------------------------------
+
+def _git_commit(root):
+    """The checkout's commit from its own git metadata (root/.git, not a
+    parent's), without running git; "unknown" without one."""
+    git = os.path.join(root, ".git")
+    try:
+        head = open(os.path.join(git, "HEAD"), encoding="utf-8").read(200).strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        p = os.path.join(git, ref)
+        if os.path.isfile(p):
+            return open(p, encoding="utf-8").read(80).strip()
+        with open(os.path.join(git, "packed-refs"), encoding="utf-8") as f:
+            for line in f:
+                if line.rstrip().endswith(" " + ref):
+                    return line.split()[0]
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _identity(finished):
+    s = _state
+    root = s.rootdir or os.getcwd()
+    ident = {
+        "schema": "zlbench-flaggems-1",
+        "tool": "zlbench.pytest_plugin",
+        "started": s.started,
+        "backend": s.backend_used or s.backend or os.environ.get("ZL_BACKEND", "auto"),
+        "device": s.device,
+        "caliber": {"timer": (sorted(s.timers)[0] if len(s.timers) == 1 else
+                              ",".join(sorted(s.timers)) if s.timers else s.timer),
+                    "timer_requested": s.timer,
+                    "stop": s.stop,
+                    "deny_capture": sorted(s.deny)},
+        "autotune": {"USE_FLAGTUNE": os.environ.get("USE_FLAGTUNE"),
+                     "ZL_AUTOTUNE": os.environ.get("ZL_AUTOTUNE")},
+        "flaggems": {"commit": os.environ.get("FLAGGEMS_COMMIT") or _git_commit(root),
+                     "root": root, "vendor": os.environ.get("GEMS_VENDOR")},
+        "nodes": s.nodes,
+        "argv": sys.argv,
+    }
+    if s.fatal:
+        ident["fatal"] = s.fatal
+    if finished:
+        ident["finished"] = _now()
+    return ident
+
+
+def _write_identity(finished):
+    _write_json(os.path.join(_state.out, "run_identity.json"), _identity(finished))
+
+
+def _poisoned(e):
+    """The context cannot be used again: write what we have, say so, and
+    end the process with the poisoned status (pytest would go on)."""
+    s = _state
+    s.calls.append({"kind": "poisoned", "error": f"poisoned: {e}"})
+    try:
+        _write_sidecar()
+        ident = _identity(False)
+        ident["poisoned"] = str(e)
+        _write_json(os.path.join(s.out, "run_identity.json"), ident)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.write(f"BENCHMARK_CAPTURE_POISONED: {e}\n")
+        sys.stderr.flush()
+        os._exit(POISONED_EXIT)
+
+
+# ---- pytest hooks ------------------------------------------------------------------
+
+def pytest_configure(config):
+    global _state
+    _state = _State()
+    _state.rootdir = str(getattr(config, "rootpath", "") or os.getcwd())
+    os.makedirs(_state.out, exist_ok=True)
+    _write_identity(False)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    _state.nodes = [it.nodeid for it in items]
+    _hook_loaded()
+    for it in items:
+        mod = getattr(it, "module", None)
+        base = getattr(mod, "base", None) if mod is not None else None
+        if base is not None and getattr(base, "__name__", "") == _state.base_name:
+            _hook(base)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    _state.item = item
+    _state.calls = []
+    _hook_loaded()
+
+
+def pytest_runtest_teardown(item):
+    # Measurements that no printed table took: the test failed on the way,
+    # or its benchmark prints no table through update_result.
+    if _state.calls:
+        _state.tables.append({"op": None, "node": item.nodeid, "untabled": True,
+                              "rows": [{"index": 0, "calls": _state.calls}]})
+        _state.calls = []
+        _write_sidecar()
+    _state.item = None
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _state is None:
+        return
+    _write_sidecar()
+    _write_identity(True)

@@ -1,0 +1,157 @@
+# zlbench batch --provider flaggems over the miniature FlagGems-shaped suite
+# (tests/flaggems/mini) on the host backend: discovery and --list, statuses
+# for a crash, a hang, an unsupported dtype, a collection error, a poisoned
+# context and a fatal error, run.log without ANSI escapes, summary.csv over
+# FlagGems' tables, and resume after SIGINT. ctest sets ZLB_PYTHON (an
+# interpreter with pytest) and ZLB_PY_PRELOAD (sanitiser runtimes for a
+# sanitised libzlbench.so).
+. "$ZLB_SRC/tests/cli/lib.sh"
+[ -n "${ZLB_PYTHON:-}" ] || { echo "SKIP: no Python interpreter with pytest"; exit 77; }
+MINI="$ZLB_SRC/tests/flaggems/mini"
+# The children's interpreter: the sanitiser runtimes first where the
+# library is sanitised, and the library of this build.
+cat >"$TMP/python" <<EOF
+#!/bin/sh
+${ZLB_PY_PRELOAD:+export LD_PRELOAD='$ZLB_PY_PRELOAD' ASAN_OPTIONS='detect_leaks=0:protect_shadow_gap=0'}
+export ZL_LIB_DIR='$ZLB_BUILD/lib'
+exec '$ZLB_PYTHON' "\$@"
+EOF
+chmod +x "$TMP/python"
+export ZL_PYTHON="$TMP/python"
+FG="--provider flaggems --flaggems $MINI --backend host"
+FAST="--warmup-ms 1 --rep-ms 5 --level core"
+
+# ---- discovery -----------------------------------------------------------------
+mkdir -p "$TMP/cwd"
+cd "$TMP/cwd" || fail "cannot enter $TMP/cwd"
+expect_rc 0 "$ZLBENCH" batch $FG --list
+[ "$(cut -f1 "$TMP/out" | tr '\n' ' ')" = \
+  "abs abs_ add broken crash fatal hang intonly isolation poison skipped softmax sum " ] ||
+  fail "--list: unexpected operators: $(cut -f1 "$TMP/out" | tr '\n' ' ')"
+expect_in "$TMP/out" "$(printf 'abs\tdevice=0\tdtypes=float16,bfloat16,float32\tfile=test_abs.py')"
+expect_rc 0 "$ZLBENCH" batch $FG --list --stage beta
+[ "$(cut -f1 "$TMP/out" | tr '\n' ' ')" = "abs add softmax sum " ] || fail "--stage beta: $(cat "$TMP/out")"
+# --list runs nothing and writes nothing.
+[ -z "$(ls -A "$TMP/cwd")" ] || fail "--list wrote into the current folder: $(ls -A "$TMP/cwd")"
+# The C corpus lists too, one name first on each line.
+expect_rc 0 "$ZLBENCH" batch --backend host --list
+grep -q "^add	" "$TMP/out" || fail "corpus --list lacks add"
+# Errors before anything runs.
+expect_rc 2 "$ZLBENCH" batch --provider flaggems --backend host --list
+expect_in "$TMP/err" "needs --flaggems DIR"
+expect_rc 2 "$ZLBENCH" batch --backend host --stage stable --list
+expect_in "$TMP/err" "belong to --provider flaggems"
+expect_rc 2 "$ZLBENCH" batch $FG --list --stage gold
+expect_rc 2 "$ZLBENCH" batch $FG --list --verbose
+expect_in "$TMP/err" "run option '--verbose' has no meaning for --provider flaggems"
+expect_rc 2 "$ZLBENCH" batch $FG --list --ops abs,nosuchop
+expect_in "$TMP/err" "unknown operator 'nosuchop'"
+expect_rc 2 "$ZLBENCH" batch --provider flaggems --flaggems "$TMP" --backend host --list
+expect_in "$TMP/err" "no benchmark/ folder"
+# A scan that says something malformed is refused, naming the line.
+printf '#!/bin/sh\nprintf "abs\\ttest_abs.py\\t-\\t-\\nbad name\\t../x.py\\t-\\t-\\n"\n' >"$TMP/badscan"
+chmod +x "$TMP/badscan"
+expect_rc 2 env ZL_PYTHON="$TMP/badscan" "$ZLBENCH" batch $FG --list
+expect_in "$TMP/err" "flaggems_discover output, line 2"
+[ -z "$(ls -A "$TMP/cwd")" ] || fail "a refused batch wrote into the current folder"
+
+# ---- one batch over every kind of operator -------------------------------------
+OUT="$TMP/res"
+# (hang is timed out in the resume part below, where it costs one limit.)
+expect_rc 1 "$ZLBENCH" batch $FG $FAST --out "$OUT" --timeout 30 --retries 1 \
+  --ops abs,add,softmax,crash,intonly,broken,poison,fatal,skipped --dtypes float16,float32
+st() { csv_field "$OUT/ops_status.csv" "$1" "$2"; }
+[ "$(st abs status)" = ok ] || fail "abs: $(st abs status)"
+[ "$(st add status)" = ok ] || fail "add: $(st add status)"
+[ "$(st softmax status)" = ok ] || fail "softmax: $(st softmax status)"
+[ "$(st abs timer)" = direct ] || fail "abs timer: $(st abs timer)"
+[ "$(st crash status)" = crashed ] || fail "crash: $(st crash status)"
+[ "$(st broken status)" = collection_error ] || fail "broken: $(st broken status)"
+case "$(st broken error_signature)" in
+*"No module named 'module_that_does_not_exist'"*) ;;
+*) fail "broken's signature: $(st broken error_signature)" ;;
+esac
+# intonly has neither float dtype: FlagGems' own refusal, per dtype.
+[ "$(st intonly status)" = dtype_unsupported ] || fail "intonly: $(st intonly status)"
+[ "$(st intonly failed_dtypes)" = "float16;float32" ] || fail "intonly dtypes: $(st intonly failed_dtypes)"
+[ "$(st poison status)" = ok_capture_denied ] || fail "poison: $(st poison status)"
+[ "$(st poison attempts)" = 2 ] || fail "poison attempts: $(st poison attempts)"
+[ "$(st fatal status)" = fatal ] || fail "fatal: $(st fatal status)"
+# A skipped test measured nothing: not "ok".
+[ "$(st skipped status)" = skipped ] || fail "skipped: $(st skipped status)"
+# A collection error is final and concerns the operator, not a dtype: one
+# child. A crash is retried once (--retries 1), then one child per dtype,
+# each retried once.
+[ "$(st broken attempts)" = 1 ] || fail "broken attempts: $(st broken attempts)"
+[ "$(st skipped attempts)" = 1 ] || fail "skipped attempts: $(st skipped attempts)"
+[ "$(st crash attempts)" = 6 ] || fail "crash attempts: $(st crash attempts)"
+# run.log is the child's stdout without ANSI escapes; the tables and the
+# plugin's lines are in it.
+[ -f "$OUT/ops/abs/run.log" ] || fail "no run.log for abs"
+if grep -q "$(printf '\033')" "$OUT"/ops/*/run.log "$OUT"/ops/*/*/run.log 2>/dev/null; then
+  fail "ANSI escapes in a run.log"
+fi
+expect_in "$OUT/ops/abs/run.log" "Operator: abs  Performance Test (dtype=torch.float16, mode=kernel,level=core)"
+expect_in "$OUT/ops/abs/run.log" "# zlbench: row 1: torch timer=direct"
+[ -f "$OUT/ops/abs/zlbench_rows.json" ] || fail "no sidecar for abs"
+expect_in "$OUT/ops/poison/run_identity.json" '"poison"'
+grep -q '"provider": *{ *"name": *"flaggems"' "$OUT/run_identity.json" ||
+  grep -A1 '"provider"' "$OUT/run_identity.json" | grep -q '"flaggems"' ||
+  fail "the batch's run_identity.json does not name the provider"
+# summary.csv covers FlagGems' rows: 2 dtypes x 2 shapes for abs.
+[ "$(grep -c '^abs,,float' "$OUT/summary.csv")" = 4 ] || fail "summary.csv: $(grep '^abs' "$OUT/summary.csv")"
+# ...with the timer the plugin's per-row lines name.
+[ "$(grep -c '^abs,,float.*,direct,,SUCCESS,' "$OUT/summary.csv")" = 4 ] ||
+  fail "summary.csv lacks the plugin's timer: $(grep '^abs' "$OUT/summary.csv")"
+expect_in "$OUT/summary.csv" "softmax,,float16"
+
+# A dtype the suite does not know at all (its --dtypes choices): refused
+# per dtype, the known one measured.
+expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops add --dtypes float16,int64 --out "$TMP/dt"
+# (The signature holds commas: the row is matched whole.)
+grep -q '^add,partial,3,2,.*"exit 4: __main__.py: error: argument --dtypes: invalid choice: .int64. .*",int64,"' \
+  "$TMP/dt/ops_status.csv" || fail "add float16,int64: $(grep '^add' "$TMP/dt/ops_status.csv")"
+
+# Host shards of a FlagGems screen merge like the corpus's, its statuses
+# included.
+expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops abs,broken,skipped --shard 0/1 --out "$TMP/sh/shard-0"
+expect_rc 0 "$ZLBENCH" merge "$TMP/sh/merged" "$TMP/sh/shard-0"
+[ "$(csv_field "$TMP/sh/merged/ops_status.csv" broken status)" = collection_error ] ||
+  fail "merged broken: $(csv_field "$TMP/sh/merged/ops_status.csv" broken status)"
+[ "$(csv_field "$TMP/sh/merged/ops_status.csv" skipped status)" = skipped ] || fail "merged skipped"
+
+# Replay reuses finished FlagGems results as it does the corpus's.
+expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops abs,broken --replay-from "$OUT" --out "$TMP/replayed"
+[ "$(csv_field "$TMP/replayed/ops_status.csv" abs status)" = replayed ] || fail "abs not replayed"
+[ "$(csv_field "$TMP/replayed/ops_status.csv" broken status)" = replayed_collection_error ] ||
+  fail "broken: $(csv_field "$TMP/replayed/ops_status.csv" broken status)"
+expect_in "$TMP/replayed/ops/abs/run.log" "# zlbench: row 2: torch timer=direct"
+
+# ---- resume after SIGINT ---------------------------------------------------------
+OUT="$TMP/res2"
+"$ZLBENCH" batch $FG $FAST --ops abs,hang,sum --devices 0 --timeout 60 --retries 0 \
+  --out "$OUT" >"$TMP/first.out" 2>&1 &
+bgpid=$!
+started=0
+for i in $(seq 1 300); do
+  [ -d "$OUT/ops/hang/attempts" ] && { started=1; break; }
+  sleep 0.05
+done
+[ "$started" = 1 ] || { kill -TERM $bgpid; wait $bgpid; cat "$TMP/first.out" >&2; fail "hang never started"; }
+sleep 0.5
+kill -INT $bgpid
+wait $bgpid
+rc=$?
+[ "$rc" = 130 ] || { cat "$TMP/first.out" >&2; fail "interrupted batch exited $rc, expected 130"; }
+[ -f "$OUT/ops/abs/.complete" ] || fail "abs (before hang) was not completed"
+[ -f "$OUT/ops/hang/.complete" ] && fail "the interrupted operator was marked complete"
+sleep 0.2
+pgrep -f -- "$MINI/benchmark/test_hang.py -m hang" >/dev/null && fail "a pytest child survived the interrupt"
+expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops abs,hang,sum --devices 0 --timeout 2 --grace 0.2 \
+  --retries 0 --out "$OUT"
+expect_in "$TMP/out" "1 resumed"
+[ "$(csv_field "$OUT/ops_status.csv" hang status)" = timeout ] || fail "hang did not run on resume"
+[ "$(csv_field "$OUT/ops_status.csv" hang attempts)" = 1 ] || fail "hang attempts on resume"
+[ "$(csv_field "$OUT/ops_status.csv" sum status)" = ok ] || fail "sum did not run on resume"
+[ "$(csv_field "$OUT/ops_status.csv" abs status)" = ok ] || fail "abs lost on resume"
+echo "ok: batch --provider flaggems"

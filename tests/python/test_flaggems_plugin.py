@@ -1,0 +1,201 @@
+"""zlbench.pytest_plugin and zlbench.flaggems_discover against the
+miniature FlagGems-shaped suite (tests/flaggems/mini) on the host backend.
+Each case runs the suite in a child interpreter, as a batch would."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from zlbench import flaggems_discover
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MINI = os.path.join(os.path.dirname(HERE), "flaggems", "mini")
+PKG = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")
+ROW = re.compile(r"^(SUCCESS|FAILED)\s+")
+NUM = re.compile(r"\d+\.\d+")
+
+
+def suite(tmp_path, *args, plugin=True, env=None):
+    """Run the mini suite; (exit code, stdout, stderr, out folder)."""
+    out = tmp_path / "out"
+    e = dict(os.environ)
+    e.update({"PYTHONPATH": PKG, "ZL_BACKEND": "host", "ZL_FG_OUT": str(out),
+              "PYTHONDONTWRITEBYTECODE": "1"})
+    e.pop("ZL_DENY_CAPTURE", None)
+    e.update(env or {})
+    cmd = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider"]
+    if plugin:
+        cmd += ["-p", "zlbench.pytest_plugin"]
+    # Paths first, as FlagGems runs it: pytest finds benchmark/conftest.py
+    # (and so the suite's options) from the first arguments.
+    cmd += [*args, "--rootdir", MINI, "--level", "core", "--warmup", "1", "--iter", "5"]
+    p = subprocess.run(cmd, cwd=MINI, env=e, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr, out
+
+
+def table_lines(text):
+    """The lines of FlagGems' tables (title, header, rule, rows)."""
+    keep, inside = [], False
+    for line in text.splitlines():
+        if "Performance Test (" in line:
+            inside = True
+        elif not line.strip():
+            inside = False
+        if inside:
+            keep.append(line)
+    return keep
+
+
+def test_tables_byte_compatible_and_timed_by_zlbench(tmp_path):
+    rc0, plain, _, _ = suite(tmp_path / "a", "benchmark/test_abs.py", "-m", "abs", plugin=False)
+    rc1, timed, err, out = suite(tmp_path / "b", "benchmark/test_abs.py", "-m", "abs")
+    assert rc0 == 0 and rc1 == 0, err
+    a, b = table_lines(plain), table_lines(timed)
+    assert len(a) == len(b) == 3 * (3 + 2)  # 3 dtypes, 2 shapes each
+    # The stand-in timer answers 777 ms; zlbench's times the work.
+    assert "777.000000" in plain and "777.000000" not in timed
+    for x, y in zip(a, b):
+        if ROW.match(x):
+            # FlagGems' row layout in both: status in 10 columns, three
+            # numbers right-aligned in 20 each, 10 blanks, the size detail.
+            for line in (x, y):
+                assert line[:10].rstrip() == "SUCCESS"
+                for k in range(3):
+                    cell = line[10 + 20 * k:30 + 20 * k]
+                    assert NUM.fullmatch(cell.strip()) and cell[-1] != " ", line
+                assert line[70:80] == " " * 10 and line[80] == "["
+            assert x[80:] == y[80:]
+        else:
+            assert x == y  # titles, headers and rules byte for byte
+
+
+def test_row_lines_sidecar_identity(tmp_path):
+    rc, text, err, out = suite(tmp_path, "benchmark/test_abs.py", "-m", "abs",
+                               "--dtypes", "float16", env={"USE_FLAGTUNE": "1"})
+    assert rc == 0, err
+    lines = text.splitlines()
+    rows = [i for i, line in enumerate(lines) if ROW.match(line)]
+    notes = [line for line in lines if line.startswith("# zlbench: row ")]
+    assert len(rows) == 2 and len(notes) == 2
+    # After the table, one per row, each with both measurements.
+    assert lines.index(notes[0]) > rows[-1]
+    for n in notes:
+        assert re.search(r"torch timer=direct marker=- verdict=none samples=\d+; "
+                         r"gems timer=direct marker=- verdict=none samples=\d+$", n), n
+    side = json.loads((out / "zlbench_rows.json").read_text())
+    (t,) = side["tables"]
+    assert t["op"] == "abs" and t["dtype"] == "torch.float16" and len(t["rows"]) == 2
+    for r in t["rows"]:
+        assert [c["role"] for c in r["calls"]] == ["torch", "gems"]
+        for c in r["calls"]:
+            assert len(c["samples"]) >= 1 and all(s > 0 for s in c["samples"])
+            assert c["value_ms"] > 0 and c["timer"] == "direct"
+    ident = json.loads((out / "run_identity.json").read_text())
+    assert ident["backend"] == "host" and ident["caliber"]["timer"] == "direct"
+    assert ident["autotune"]["USE_FLAGTUNE"] == "1"
+    assert ident["caliber"]["stop"] == "noise"
+    assert ident["nodes"] == ["benchmark/test_abs.py::test_abs"]
+    assert "finished" in ident and ident["flaggems"]["commit"]
+
+
+def test_proxy_only_in_base_module(tmp_path):
+    rc, text, err, _ = suite(tmp_path / "a", "benchmark/test_isolation.py")
+    assert rc == 0, text + err
+    # Without the plugin the same test sees the stand-in and fails: the
+    # check is real.
+    rc, text, err, _ = suite(tmp_path / "b", "benchmark/test_isolation.py", plugin=False)
+    assert rc == 1
+
+
+def test_cudagraph_mode_falls_back_per_shape_with_marker(tmp_path):
+    rc, text, err, out = suite(tmp_path, "benchmark/test_reduction.py", "-m", "softmax",
+                               "--mode", "cudagraph", "--dtypes", "float16")
+    assert rc == 0, err
+    notes = [line for line in text.splitlines() if line.startswith("# zlbench: row ")]
+    assert len(notes) == 2
+    for n in notes:  # the host backend has no graphs: refused, timed directly
+        assert n.count("marker=fallback(phase=capture,") == 2 and "verdict=refused" in n
+
+
+def test_poisoned_ends_process_with_status_5(tmp_path):
+    rc, text, err, out = suite(tmp_path / "a", "benchmark/test_faults.py", "-m", "poison")
+    assert rc == 5
+    assert "BENCHMARK_CAPTURE_POISONED" in err
+    ident = json.loads((out / "run_identity.json").read_text())
+    assert "poisoned" in ident and "finished" not in ident
+    # Re-run as the batch does, capture denied for it: every measurement
+    # of that operator, and only of that one, asks the engine not to capture.
+    rc, text, err, out = suite(tmp_path / "b", "benchmark/test_faults.py",
+                               "benchmark/test_abs.py", "-m", "poison or abs", "--mode",
+                               "cudagraph", "--dtypes", "float16",
+                               env={"ZL_DENY_CAPTURE": "poison"})
+    assert rc == 0, err
+    tables = json.loads((out / "zlbench_rows.json").read_text())["tables"]
+    deny = {t["op"]: {c["deny_capture"] for r in t["rows"] for c in r["calls"]}
+            for t in tables}
+    assert deny == {"poison": {True}, "abs": {False}}
+    ident = json.loads((out / "run_identity.json").read_text())
+    assert ident["caliber"]["deny_capture"] == ["poison"]
+
+
+def test_fatal_fails_that_test_only(tmp_path):
+    rc, text, err, out = suite(tmp_path, "benchmark/test_faults.py", "benchmark/test_abs.py",
+                               "-m", "fatal or abs", "--dtypes", "float16")
+    assert rc == 1
+    assert "1 failed, 1 passed" in text
+    ident = json.loads((out / "run_identity.json").read_text())
+    assert "illegal address" in ident["fatal"]
+    # The failed test printed no table: its measurements are kept apart.
+    tables = json.loads((out / "zlbench_rows.json").read_text())["tables"]
+    (lost,) = [t for t in tables if t.get("untabled")]
+    assert lost["node"].endswith("::test_fatal")
+    assert "fatal: illegal address" in lost["rows"][0]["calls"][0]["error"]
+    assert [t["op"] for t in tables if not t.get("untabled")] == ["abs"]
+
+
+def test_stop_rule_choice(tmp_path):
+    rc, text, err, out = suite(tmp_path / "a", "benchmark/test_abs.py", "-m", "abs",
+                               "--dtypes", "float16", env={"ZL_FG_STOP": "budget"})
+    assert rc == 0, err
+    ident = json.loads((out / "run_identity.json").read_text())
+    assert ident["caliber"]["stop"] == "budget"
+    rc, text, err, out = suite(tmp_path / "b", "benchmark/test_abs.py", "-m", "abs",
+                               env={"ZL_FG_STOP": "sometimes"})
+    assert rc == 4 and "ZL_FG_STOP='sometimes'" in err
+
+
+# ---- the operator scan -----------------------------------------------------------
+
+def test_discover_marks_dtypes_stages():
+    rows = {r[0]: r for r in flaggems_discover.discover(MINI)}
+    assert set(rows) == {"abs", "abs_", "add", "sum", "softmax", "intonly", "crash", "hang",
+                         "broken", "poison", "fatal", "isolation", "skipped"}
+    assert rows["abs"] == ("abs", "test_abs.py", "float16,float32,bfloat16", "stable")
+    assert rows["intonly"][2:] == ("int16,int32", "alpha")
+    assert rows["softmax"][3] == "stable"  # listed under `for: _softmax`
+    assert rows["add"][2] == "-"           # no dtypes= in its test
+    assert rows["hang"][3] == "-"
+    stable = [r[0] for r in flaggems_discover.discover(MINI, "stable")]
+    assert stable == ["abs", "add", "softmax"]
+    beta = [r[0] for r in flaggems_discover.discover(MINI, "beta")]
+    assert beta == ["abs", "add", "softmax", "sum"]
+    alpha = [r[0] for r in flaggems_discover.discover(MINI, "alpha")]
+    assert alpha == ["abs", "add", "crash", "intonly", "softmax", "sum"]
+
+
+def test_discover_unparsable_file_and_bad_checkout(tmp_path, capsys):
+    (tmp_path / "benchmark").mkdir()
+    (tmp_path / "benchmark" / "test_bad.py").write_text("def oops(:\n")
+    (tmp_path / "benchmark" / "test_x.py").write_text(
+        "import pytest\n@pytest.mark.parametrize('a', [1])\n@pytest.mark.xop\n"
+        "def test_x(a):\n    pass\n")
+    rows = flaggems_discover.discover(str(tmp_path))
+    assert [r[0] for r in rows] == ["bad", "xop"]
+    assert "test_bad.py:1" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="does not exist"):
+        flaggems_discover.discover(str(tmp_path), "stable")
+    assert flaggems_discover.main([str(tmp_path / "nope")]) == 2
+    assert flaggems_discover.main([str(tmp_path), "--stage", "gold"]) == 2
