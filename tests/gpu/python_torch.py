@@ -212,12 +212,15 @@ FAULT = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("timer", ["direct", "graph"])
-def test_device_fault_is_fatal_with_any_timer(timer):
+def test_device_fault_is_fatal_with_any_timer(timer, tmp_path):
     # A kernel writing far out of bounds: the measurement ends with
     # FatalError (the engine classifies CUDA's illegal address, whichever
     # timer saw it), not a generic error. In a child process: the fault
-    # leaves that process's context unusable.
-    r = subprocess.run([sys.executable, "-c", FAULT, timer], capture_output=True, text=True,
+    # leaves that process's context unusable. (A file, not -c: Triton reads
+    # a kernel's source.)
+    script = tmp_path / "fault.py"
+    script.write_text(FAULT)
+    r = subprocess.run([sys.executable, str(script), timer], capture_output=True, text=True,
                        timeout=300, env=dict(os.environ))
     assert r.returncode == 0, (r.stdout + r.stderr)[-2000:]
     assert "FATAL" in r.stdout
