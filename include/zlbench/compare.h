@@ -63,8 +63,13 @@ typedef struct zlb_cmp_params {
   double alpha;     /* significance level of the U test (0.05) */
   int resamples;    /* bootstrap resamples (400) */
   unsigned long long seed;
+  double min_abs_ms; /* minimum effect in time: |median B - median A| beyond it
+                      * (0.0001 ms = 0.1 us: what the graph timer resolves) */
+  double throttled_threshold; /* minimum effect where a side ran with throttled
+                               * clocks (0.5: a power cap slowed H200 rows by up
+                               * to 23 % with the code unchanged) */
 } zlb_cmp_params_t;
-#define ZLB_CMP_PARAMS_INIT {0.02, 0.05, 400, 24301ULL}
+#define ZLB_CMP_PARAMS_INIT {0.02, 0.05, 400, 24301ULL, 1e-4, 0.5}
 
 typedef struct zlb_cmp_stat {
   zlb_cmpv_t verdict;
@@ -77,7 +82,8 @@ typedef struct zlb_cmp_stat {
 
 /*
  * The verdict of B against A from their samples (times: larger is
- * slower): same when |ratio - 1| <= threshold; otherwise slower or faster
+ * slower): same when |ratio - 1| <= threshold or the medians differ by no
+ * more than min_abs_ms; otherwise slower or faster
  * when p < alpha, the interval excludes 1 and |ratio - 1| exceeds the
  * spread of both sets; otherwise noisy. Fewer than 2 samples on a side
  * is n/a.

@@ -15,6 +15,15 @@ static int opt_pct(const zlb_cli_option_t *opt, const char *name, const char *v,
   return 0;
 }
 
+static int opt_us(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  double x;
+  (void)opt;
+  if (zlb_parse_double(v, &x) || !(x >= 0) || x > 1e6)
+    return zlb_cli_bad_value(name, v, "microseconds, 0 or more (0.1)");
+  *(double *)ptr = x / 1e3;
+  return 0;
+}
+
 static int opt_alpha(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   double x;
   (void)opt;
@@ -58,13 +67,19 @@ void zlb_cmp_opts_init(zlb_cmp_opts_t *o) {
 }
 
 const zlb_cli_option_t *zlb_cmp_opts_table(zlb_cmp_opts_t *o) {
-  static zlb_cli_option_t t[8];
+  static zlb_cli_option_t t[10];
   const zlb_cli_option_t v[] = {
       ZLB_CLI_CALLBACK("--impl", "WHICH", opt_impl, &o->impl,
                        "what to compare: candidate (default: candidate against candidate),\n"
                        "baseline, or speedup (each side's candidate over its baseline)"),
       ZLB_CLI_CALLBACK("--threshold", "PCT", opt_pct, &o->params.threshold,
                        "minimum change that counts, in percent (default 2)"),
+      ZLB_CLI_CALLBACK("--throttled-threshold", "PCT", opt_pct, &o->params.throttled_threshold,
+                       "minimum change on a row measured with throttled clocks on\n"
+                       "either side, in percent (default 50)"),
+      ZLB_CLI_CALLBACK("--min-change-us", "US", opt_us, &o->params.min_abs_ms,
+                       "minimum change that counts, in microseconds of the medians\n"
+                       "(default 0.1: what the graph timer resolves; 0 turns it off)"),
       ZLB_CLI_CALLBACK("--alpha", "P", opt_alpha, &o->params.alpha,
                        "significance level of the Mann-Whitney U test (default 0.05)"),
       ZLB_CLI_FLAG("--allow-caliber-mismatch", &o->allow_mismatch,

@@ -506,6 +506,21 @@ void zlb_cmp_run(zlb_cmp_t *c, const zlb_res_set_t *a, const zlb_res_set_t *b,
       zlb_cmp_verdict(va, na, vb, nb, p, &pr->st);
       free(va);
       free(vb);
+      /* A side measured while the GPU limited its clocks (the row's marker
+       * says throttled(...)) times a different machine state: a change
+       * counts there only beyond what throttling alone has been seen to
+       * do (throttled_threshold). */
+      if ((pr->st.verdict == ZLB_V_SLOWER || pr->st.verdict == ZLB_V_FASTER) &&
+          (strstr(ra->marker, "throttled(") || strstr(pr->b->marker, "throttled(")) &&
+          fabs(pr->st.ratio - 1) <= p->throttled_threshold) {
+        pr->st.verdict = ZLB_V_NOISY;
+        snprintf(pr->st.why, sizeof(pr->st.why), "throttled clocks in %s, change within %.0f%%",
+                 strstr(ra->marker, "throttled(") && strstr(pr->b->marker, "throttled(")
+                     ? "A and B"
+                 : strstr(ra->marker, "throttled(") ? "A"
+                                                    : "B",
+                 100 * p->throttled_threshold);
+      }
     }
     c->count[pr->st.verdict]++;
     if (pr->st.verdict != ZLB_V_NA && isfinite(pr->st.ratio) && pr->st.ratio > 0) {

@@ -101,6 +101,22 @@ static void test_verdicts(void **state) {
   zlb_cmp_verdict(a, N, b, N, &p, &s);
   assert_int_equal(s.verdict, ZLB_V_SAME);
   p.threshold = 0.02;
+  /* the same 5 % on a 1.5 us kernel (0.075 us): under the 0.1 us floor of
+   * what the timer resolves, same; with the floor off, slower */
+  {
+    static double sa[N], sb[N];
+    for (size_t i = 0; i < N; i++) {
+      sa[i] = a[i] * 0.0015;
+      sb[i] = b[i] * 0.0015;
+    }
+    zlb_cmp_verdict(sa, N, sb, N, &p, &s);
+    assert_int_equal(s.verdict, ZLB_V_SAME);
+    assert_str_contains(s.why, "floor");
+    p.min_abs_ms = 0;
+    zlb_cmp_verdict(sa, N, sb, N, &p, &s);
+    assert_int_equal(s.verdict, ZLB_V_SLOWER);
+    p.min_abs_ms = 1e-4;
+  }
   /* identical sets: same, ratio exactly 1 */
   zlb_cmp_verdict(a, N, a, N, &p, &s);
   assert_int_equal(s.verdict, ZLB_V_SAME);
@@ -157,6 +173,58 @@ static void add(zlb_res_set_t *s, const char *op, const char *cand, const char *
   results_text(&t, op, cand, shapes, n, ms, status);
   assert_int_equal(zlb_res_parse(s, t.buf, t.len, op, cal, &err), 0);
   zlb_strbuf_release(&t);
+}
+
+/* One operator, one row [64] whose candidate runs `ms` with `marker`. */
+static void add_marked(zlb_res_set_t *s, const char *op, double ms, const char *marker) {
+  zlb_strbuf_t t = ZLB_STRBUF_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  zlb_strbuf_addf(&t, "{\"schema\":\"zlbench.results/1\",\"operator\":\"%s\",\"family\":\"fam\","
+                      "\"tables\":[{\"dtype\":\"float32\",\"rows\":[{\"status\":\"SUCCESS\","
+                      "\"shape\":\"[64]\",\"detail\":\"[64]\",\"marker\":\"%s\","
+                      "\"baseline\":{\"impl\":\"ref\",\"ms\":1,\"samples\":[1,1,1,1]},"
+                      "\"candidate\":{\"impl\":\"zlb\",\"ms\":%g,\"samples\":[",
+                  op, marker, ms);
+  for (int k = 0; k < 40; k++)
+    zlb_strbuf_addf(&t, "%s%.6f", k ? "," : "", ms * (1 + 0.001 * (k % 7)));
+  zlb_strbuf_addstr(&t, "]}}]}]}");
+  assert_int_equal(zlb_res_parse(s, t.buf, t.len, op, NULL, &err), 0);
+  zlb_strbuf_release(&t);
+}
+
+/* A row measured with throttled clocks on either side: a change counts
+ * only beyond throttled_threshold (50 %); elsewhere the usual rule. */
+static void test_throttled_rows(void **state) {
+  zlb_res_set_t a = ZLB_RES_SET_INIT, b = ZLB_RES_SET_INIT;
+  zlb_cmp_params_t p = ZLB_CMP_PARAMS_INIT;
+  zlb_cmp_t c;
+  (void)state;
+  add_marked(&a, "bmm", 1.0, "throttled(sw_power_cap)");
+  add_marked(&b, "bmm", 1.2, "throttled(sw_power_cap)");      /* +20 %: noisy */
+  add_marked(&a, "softmax", 1.0, "-");
+  add_marked(&b, "softmax", 2.0, "throttled(sw_power_cap)");  /* +100 %: slower */
+  add_marked(&a, "mv", 1.0, "-");
+  add_marked(&b, "mv", 1.2, "-");                             /* +20 %, not throttled: slower */
+  zlb_cmp_run(&c, &a, &b, ZLB_CMP_CANDIDATE, &p);
+  assert_int_equal(c.count[ZLB_V_SLOWER], 2);
+  assert_int_equal(c.count[ZLB_V_NOISY], 1);
+  for (size_t i = 0; i < c.n; i++) {
+    const char *op = c.pairs[i].a->op;
+    if (!strcmp(op, "bmm")) {
+      assert_int_equal(c.pairs[i].st.verdict, ZLB_V_NOISY);
+      assert_str_contains(c.pairs[i].st.why, "throttled clocks in A and B");
+    } else {
+      assert_int_equal(c.pairs[i].st.verdict, ZLB_V_SLOWER);
+    }
+  }
+  zlb_cmp_release(&c);
+  /* With the throttled threshold at the usual one, bmm is slower too. */
+  p.throttled_threshold = p.threshold;
+  zlb_cmp_run(&c, &a, &b, ZLB_CMP_CANDIDATE, &p);
+  assert_int_equal(c.count[ZLB_V_SLOWER], 3);
+  zlb_cmp_release(&c);
+  zlb_res_release(&a);
+  zlb_res_release(&b);
 }
 
 static void test_matching_and_formats(void **state) {
@@ -334,6 +402,7 @@ int main(void) {
       cmocka_unit_test(test_median_iqr),  cmocka_unit_test(test_verdicts),
       cmocka_unit_test(test_matching_and_formats), cmocka_unit_test(test_caliber),
       cmocka_unit_test(test_bad_input), cmocka_unit_test(test_html),
+      cmocka_unit_test(test_throttled_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
