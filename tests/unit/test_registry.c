@@ -38,7 +38,8 @@ static void test_entries(void **state) {
     unsigned caps_on, caps_off;
   } cases[] = {
       {"cuda", "CUDA_VISIBLE_DEVICES", "libcuda.so.1", ZLB_CAP_GRAPH | ZLB_CAP_EVENTS, 0},
-      {"musa", "MUSA_VISIBLE_DEVICES", "libmusart.so", ZLB_CAP_EVENTS, ZLB_CAP_GRAPH},
+      {"musa", "MUSA_VISIBLE_DEVICES", "libmusart.so", ZLB_CAP_GRAPH | ZLB_CAP_EVENTS,
+       ZLB_CAP_HOLD | ZLB_CAP_TRACE | ZLB_CAP_HOST_MEMORY},
       {"rocm", "HIP_VISIBLE_DEVICES", "libamdhip64.so.7",
        ZLB_CAP_GRAPH | ZLB_CAP_EVENTS | ZLB_CAP_HOLD, ZLB_CAP_TRACE | ZLB_CAP_HOST_MEMORY},
       {"ascend", "ASCEND_RT_VISIBLE_DEVICES", "libascendcl.so", ZLB_CAP_EVENTS, ZLB_CAP_GRAPH},
@@ -104,6 +105,8 @@ static void test_classification(void **state) {
       {"cuda", 718, ZLB_VERDICT_FATAL},   {"cuda", 719, ZLB_VERDICT_FATAL},
       {"cuda", 2, ZLB_VERDICT_NONE},      {"cuda", 1, ZLB_VERDICT_NONE},
       {"musa", 905, ZLB_VERDICT_REFUSED}, {"musa", 700, ZLB_VERDICT_FATAL},
+      {"musa", 719, ZLB_VERDICT_FATAL},   {"musa", 709, ZLB_VERDICT_POISONED},
+      {"musa", 2, ZLB_VERDICT_NONE},
       {"rocm", 907, ZLB_VERDICT_REFUSED}, {"rocm", 719, ZLB_VERDICT_FATAL},
       {"rocm", 700, ZLB_VERDICT_FATAL},   {"rocm", 709, ZLB_VERDICT_POISONED},
       {"rocm", 38, ZLB_VERDICT_NONE},
