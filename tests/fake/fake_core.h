@@ -1,6 +1,7 @@
 /* The emulated device behind the fake vendor runtimes (tests/fake/): a
  * vendor-neutral core that a thin shim per vendor exports under the
- * vendor's library name, symbols and error codes (fake_hip.c for ROCm).
+ * vendor's library name, symbols and error codes (fake_hip.c for ROCm,
+ * fake_musa.c for MUSA).
  *
  * Emulated: devices (a physical count, the vendor's visibility variables
  * masking and renumbering them), a per-thread current device, memory
