@@ -82,6 +82,8 @@ expect_rc 0 "$ZLBENCH" run fake_scale $R --timer queue --out "$TMP/q"
 expect_in "$TMP/out" "fallback(phase=hold,reason=UNSUPPORTED,repeat=1)"
 expect_not_in "$TMP/out" "hold,reason=musa"
 [ "$(grep -c '^SUCCESS .* direct ' "$TMP/out")" = 2 ] || { cat "$TMP/out"; fail "queue fallback rows"; }
+expect_rc 0 "$ZLBENCH" plan fake_scale $R --timer queue
+expect_in "$TMP/out" "backend 'musa' cannot hold a stream -> direct timer, marked fallback(phase=hold,reason=UNSUPPORTED,repeat=1)"
 # Every device operation 3 ms longer: the direct timer's events see it.
 ZL_FAKE_OP_US=3000 expect_rc 0 "$ZLBENCH" run fake_copy $R --timer direct --dtypes float32 --out "$TMP/d"
 awk '/^SUCCESS/ { n++; if ($2 < 3.0 || $3 < 3.0 || $2 > 500 || $3 > 500) bad = 1 }
