@@ -577,7 +577,7 @@ const zlb_backend_desc_t zlb__backend_musa = {
             ZLB_CAP_L2_FLUSH,
     .classify = musa_classify,
     .nclassify = sizeof(musa_classify) / sizeof(musa_classify[0]),
-    .flush_bytes = 256000000u, /* musa_testing's 256e6-byte buffer */
+    .flush_bytes = 256000000u, /* 256e6 bytes (docs/timing.md) */
     .vtbl = &musa_vtbl,
     .probe_in_auto = 1,
 };
