@@ -84,10 +84,24 @@ static const char *recent_text(void) {
   return t && *t ? t : NULL;
 }
 
+/* The loader's path first (CANN's set_env.sh puts lib64 on it), then the
+ * toolkit that ASCEND_TOOLKIT_HOME names, then the default install. */
+static char toolkit_lib[4096];
+
 static void load_api(void) {
-  void *h = zlb__dlopen_first(ascend_sonames, "ascend", &api.lib, &load_error);
+  const char *names[4], *home = getenv("ASCEND_TOOLKIT_HOME");
+  size_t n = 0;
+  void *h;
   const char *missing = NULL;
   int r;
+  names[n++] = ascend_sonames[0];
+  if (home && *home &&
+      (size_t)snprintf(toolkit_lib, sizeof(toolkit_lib), "%s/lib64/libascendcl.so", home) <
+          sizeof(toolkit_lib))
+    names[n++] = toolkit_lib;
+  names[n++] = ascend_sonames[1];
+  names[n] = NULL;
+  h = zlb__dlopen_first(names, "ascend", &api.lib, &load_error);
   if (!h)
     return;
 #define X(field, sym, params)                                                   \

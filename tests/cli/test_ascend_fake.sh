@@ -28,6 +28,13 @@ expect_in "$TMP/err" "libascendcl.so lacks 'aclmdlRICaptureEnd'"
 ln -s "$ZLB_FAKE_ACL" "$TMP/good/libascendcl.so"
 LD_LIBRARY_PATH="$TMP/good" expect_rc 0 "$ZLBENCH" devices --backend npu --json
 expect_in "$TMP/out" '"name": "Ascend910B-fake-N0"'
+# Not on the loader's path: the toolkit ASCEND_TOOLKIT_HOME names.
+mkdir -p "$TMP/toolkit/lib64"
+ln -s "$ZLB_FAKE_ACL" "$TMP/toolkit/lib64/libascendcl.so"
+ASCEND_TOOLKIT_HOME="$TMP/toolkit" expect_rc 0 "$ZLBENCH" devices --backend ascend
+expect_in "$TMP/out" "[0] Ascend910B-fake-N0  "
+expect_rc 3 "$ZLBENCH" devices --backend ascend
+expect_in "$TMP/out" "libascendcl.so: cannot open shared object file"
 
 export ZL_ASCEND_LIB="$ZLB_FAKE_ACL"
 # Runtime present, no device: aclInit succeeds, no device is visible.
