@@ -86,8 +86,12 @@ static fk_stream_t *default_stream;
  * dlopened library trips LeakSanitizer's scan of live threads at exit). */
 static pthread_key_t device_key;
 
-static int cur_device(void) { return (int)(intptr_t)pthread_getspecific(device_key); }
-static void set_cur_device(int d) { pthread_setspecific(device_key, (void *)(intptr_t)d); }
+/* Stored as ordinal + 1: 0 is "never set on this thread" (device 0 then). */
+static int cur_device(void) {
+  int d = (int)(intptr_t)pthread_getspecific(device_key);
+  return d > 0 ? d - 1 : 0;
+}
+static void set_cur_device(int d) { pthread_setspecific(device_key, (void *)(intptr_t)(d + 1)); }
 
 static long env_long(const char *name, long dflt) {
   const char *e = getenv(name);
@@ -106,6 +110,7 @@ static void apply_visibility(const char *names) {
   char name[64];
   const char *e = NULL;
   int out[MAX_DEVICES], n = 0;
+  long last = -1;
   /* "A|B": the first of the alternatives that is set. */
   while (*names && !e) {
     size_t len = strcspn(names, "|");
@@ -121,6 +126,9 @@ static void apply_visibility(const char *names) {
     int dup = 0;
     if (end == e || i < 0 || i >= cfg.nvisible)
       break;
+    if (V->visibility_ascending && n > 0 && i <= last)
+      break;
+    last = i;
     for (int k = 0; k < n; k++)
       dup |= out[k] == cfg.visible[i];
     if (dup)
@@ -238,6 +246,11 @@ int fk_set_device(int ordinal) {
     return V->invalid_device;
   set_cur_device(ordinal);
   return V->ok;
+}
+
+int fk_device_is_set(void) {
+  ready();
+  return pthread_getspecific(device_key) != NULL;
 }
 
 int fk_get_device(int *ordinal) {

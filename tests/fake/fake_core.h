@@ -1,7 +1,7 @@
 /* The emulated device behind the fake vendor runtimes (tests/fake/): a
  * vendor-neutral core that a thin shim per vendor exports under the
  * vendor's library name, symbols and error codes (fake_hip.c for ROCm,
- * fake_musa.c for MUSA).
+ * fake_acl.c for Ascend, fake_musa.c for MUSA).
  *
  * Emulated: devices (a physical count, the vendor's visibility variables
  * masking and renumbering them), a per-thread current device, memory
@@ -44,6 +44,9 @@ typedef struct fk_vendor {
    * A and B that is set. */
   const char *const *visibility_env;
   const char *fault_message;         /* printed before abort() ("%d" node, "%p" address) */
+  /* The visibility lists must be ascending: an entry not above the one
+   * before it ends the list, as a repeated one does. */
+  int visibility_ascending;
   int ok, invalid_value, out_of_memory, no_device, init_no_device, invalid_device,
       invalid_handle, not_ready, illegal_address, context_lost, not_supported,
       capture_unsupported, capture_invalidated, capture_unmatched;
@@ -61,6 +64,9 @@ int fk_device_count(int *n);
 int fk_physical(int ordinal);
 int fk_set_device(int ordinal);
 int fk_get_device(int *ordinal);
+/* Whether this thread has set a device (fk_set_device); without one,
+ * fk_get_device says 0. */
+int fk_device_is_set(void);
 size_t fk_mem_bytes(void);
 int fk_mem_used(int ordinal, size_t *used);
 

@@ -11,22 +11,8 @@
 #include "test_int.h"
 
 static int custom_init(zlb_env_t *env, zlb_case_t *c) {
-  int64_t n = 1;
   (void)env;
-  for (int i = 0; i < c->shape.ndim; i++)
-    n *= c->shape.dims[i];
-  c->n_in = 1;
-  c->in[0].name = "x";
-  c->in[0].dtype = c->dtype;
-  c->in[0].ndim = c->shape.ndim;
-  memcpy(c->in[0].dims, c->shape.dims, sizeof(c->shape.dims));
-  c->in[0].fill = ZLB_FILL_NORMAL;
-  c->n_out = 1;
-  c->out[0][0] = c->in[0];
-  c->out[0][0].name = "out";
-  c->bytes = 2.0 * (double)n * (double)zlb_dtype_size(c->dtype);
-  snprintf(c->detail, sizeof(c->detail), "[%lld], tag=custom", (long long)n);
-  c->check = ZLB_CHECK_CUSTOM;
+  zlb_test_copy_case(c, "custom", ZLB_CHECK_CUSTOM);
   return 0;
 }
 

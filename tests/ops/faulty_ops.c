@@ -57,28 +57,15 @@ static int bump_attempts(const char *op) {
 
 static int init_common(zlb_env_t *env, zlb_case_t *c, const char *name) {
   int m = mode_of(name);
-  int64_t n = 1;
+  int64_t n;
   (void)env;
-  for (int i = 0; i < c->shape.ndim; i++)
-    n *= c->shape.dims[i];
   c->priv = (void *)(intptr_t)m;
   if (m == M_DTYPE_EXIT && c->dtype == ZLB_DT_BFLOAT16) {
     fprintf(stderr, "error: dtype_exit: bfloat16 is broken in this build\n");
     exit(9);
   }
-  c->n_in = 1;
-  c->in[0].name = "x";
-  c->in[0].dtype = c->dtype;
-  c->in[0].ndim = c->shape.ndim;
-  memcpy(c->in[0].dims, c->shape.dims, sizeof(c->shape.dims));
-  c->in[0].fill = ZLB_FILL_NORMAL;
-  c->n_out = 1;
-  c->out[0][0] = c->in[0];
-  c->out[0][0].name = "out";
-  c->bytes = 2.0 * (double)n * (double)zlb_dtype_size(c->dtype);
+  n = zlb_test_copy_case(c, "test", ZLB_CHECK_CLOSE);
   c->flops = m == M_SCALE ? (double)n : 0.0;
-  snprintf(c->detail, sizeof(c->detail), "[%lld], tag=test", (long long)n);
-  c->check = ZLB_CHECK_CLOSE;
   return 0;
 }
 

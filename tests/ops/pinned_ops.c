@@ -25,23 +25,9 @@ static void record_seen(const char *op) {
 }
 
 static int init_pinned(zlb_env_t *env, zlb_case_t *c, const char *op) {
-  int64_t n = 1;
   (void)env;
   record_seen(op);
-  for (int i = 0; i < c->shape.ndim; i++)
-    n *= c->shape.dims[i];
-  c->n_in = 1;
-  c->in[0].name = "x";
-  c->in[0].dtype = c->dtype;
-  c->in[0].ndim = c->shape.ndim;
-  memcpy(c->in[0].dims, c->shape.dims, sizeof(c->shape.dims));
-  c->in[0].fill = ZLB_FILL_NORMAL;
-  c->n_out = 1;
-  c->out[0][0] = c->in[0];
-  c->out[0][0].name = "out";
-  c->bytes = 2.0 * (double)n * (double)zlb_dtype_size(c->dtype);
-  snprintf(c->detail, sizeof(c->detail), "[%lld], tag=pinned", (long long)n);
-  c->check = ZLB_CHECK_CLOSE;
+  zlb_test_copy_case(c, "pinned", ZLB_CHECK_CLOSE);
   return 0;
 }
 

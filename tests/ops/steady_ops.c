@@ -31,23 +31,9 @@ static double slowdown(const char *op) {
 }
 
 static int steady_init(zlb_env_t *env, zlb_case_t *c) {
-  int64_t n = 1;
   (void)env;
-  for (int i = 0; i < c->shape.ndim; i++)
-    n *= c->shape.dims[i];
-  c->n_in = 1;
-  c->in[0].name = "x";
-  c->in[0].dtype = c->dtype;
-  c->in[0].ndim = c->shape.ndim;
-  memcpy(c->in[0].dims, c->shape.dims, sizeof(c->shape.dims));
-  c->in[0].fill = ZLB_FILL_NORMAL;
-  c->n_out = 1;
-  c->out[0][0] = c->in[0];
-  c->out[0][0].name = "out";
-  c->bytes = 2.0 * (double)n * (double)zlb_dtype_size(c->dtype);
+  zlb_test_copy_case(c, NULL, ZLB_CHECK_EXACT);
   c->flops = 0;
-  snprintf(c->detail, sizeof(c->detail), "[%lld]", (long long)n);
-  c->check = ZLB_CHECK_EXACT;
   return 0;
 }
 

@@ -3,6 +3,10 @@
 #ifndef ZLB_TEST_INT_H
 #define ZLB_TEST_INT_H
 
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "zlbench/device.h"
 #include "zlbench/op.h"
 
@@ -44,6 +48,32 @@ int zlb_test_register_pinned(zlb_op_registrar_t *r);
 int zlb_test_register_custom(zlb_op_registrar_t *r);
 /* Operators with a steady time and ZL_TEST_SLOWDOWN (steady_ops.c). */
 int zlb_test_register_steady(zlb_op_registrar_t *r);
+
+/* A copy-shaped case every test operator uses: input "x" with the case's
+ * shape and dtype (normal fill), output "out" like it, bytes read and
+ * written, the detail "[N]" (", tag=TAG" when tag is not NULL) and the
+ * check. Returns N, the element count. */
+static inline int64_t zlb_test_copy_case(zlb_case_t *c, const char *tag, zlb_check_t check) {
+  int64_t n = 1;
+  for (int i = 0; i < c->shape.ndim; i++)
+    n *= c->shape.dims[i];
+  c->n_in = 1;
+  c->in[0].name = "x";
+  c->in[0].dtype = c->dtype;
+  c->in[0].ndim = c->shape.ndim;
+  memcpy(c->in[0].dims, c->shape.dims, sizeof(c->shape.dims));
+  c->in[0].fill = ZLB_FILL_NORMAL;
+  c->n_out = 1;
+  c->out[0][0] = c->in[0];
+  c->out[0][0].name = "out";
+  c->bytes = 2.0 * (double)n * (double)zlb_dtype_size(c->dtype);
+  if (tag)
+    snprintf(c->detail, sizeof(c->detail), "[%lld], tag=%s", (long long)n, tag);
+  else
+    snprintf(c->detail, sizeof(c->detail), "[%lld]", (long long)n);
+  c->check = check;
+  return n;
+}
 
 /* The descriptor of one test operator (family "test", shapes "N"), shared
  * by the misbehaving, invalid and pinned operators. */

@@ -42,7 +42,8 @@ static void test_entries(void **state) {
        ZLB_CAP_HOLD | ZLB_CAP_TRACE | ZLB_CAP_HOST_MEMORY},
       {"rocm", "HIP_VISIBLE_DEVICES", "libamdhip64.so.7",
        ZLB_CAP_GRAPH | ZLB_CAP_EVENTS | ZLB_CAP_HOLD, ZLB_CAP_TRACE | ZLB_CAP_HOST_MEMORY},
-      {"ascend", "ASCEND_RT_VISIBLE_DEVICES", "libascendcl.so", ZLB_CAP_EVENTS, ZLB_CAP_GRAPH},
+      {"ascend", "ASCEND_RT_VISIBLE_DEVICES", "libascendcl.so", ZLB_CAP_GRAPH | ZLB_CAP_EVENTS,
+       ZLB_CAP_HOLD | ZLB_CAP_TRACE | ZLB_CAP_HOST_MEMORY},
       {"host", NULL, NULL, 0, ZLB_CAP_GRAPH | ZLB_CAP_EVENTS},
   };
   (void)state;
