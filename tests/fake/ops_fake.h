@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../ops/test_int.h" /* zlb_test_copy_case */
 #include "zlbench/op.h"
 
 #define KERNEL_US 20
@@ -77,27 +78,13 @@ static enum kind kind_of(const char *name) {
 
 static int init(zlb_env_t *env, zlb_case_t *c, const char *name) {
   struct fake_case *fc;
-  int64_t n = 1;
-  for (int i = 0; i < c->shape.ndim; i++)
-    n *= c->shape.dims[i];
   if (!(fc = calloc(1, sizeof(*fc)))) {
     snprintf(env->errbuf, env->errlen, "out of memory");
     return -1;
   }
   fc->k[0].kind = fc->k[1].kind = kind_of(name);
   c->priv = fc;
-  c->n_in = 1;
-  c->in[0].name = "x";
-  c->in[0].dtype = c->dtype;
-  c->in[0].ndim = c->shape.ndim;
-  memcpy(c->in[0].dims, c->shape.dims, sizeof(c->shape.dims));
-  c->in[0].fill = ZLB_FILL_NORMAL;
-  c->n_out = 1;
-  c->out[0][0] = c->in[0];
-  c->out[0][0].name = "out";
-  c->bytes = 2.0 * (double)n * (double)zlb_dtype_size(c->dtype);
-  c->check = ZLB_CHECK_EXACT;
-  snprintf(c->detail, sizeof(c->detail), "[%lld]", (long long)n);
+  zlb_test_copy_case(c, NULL, ZLB_CHECK_EXACT);
   return 0;
 }
 
