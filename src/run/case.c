@@ -23,19 +23,26 @@ static const zlb_impl_t *impl_of(const zlb__run_t *r, int which) {
   return which == ZLB_BASELINE ? &r->op->baseline : &r->op->candidate;
 }
 
-/* Turn an implementation's return code into an error object. */
-static int impl_error(zlb__run_t *r, int which, const char *what, int rc,
-                      zlb_error_t *err) {
+/* Turn an operator's return code into an error object: a positive vendor
+ * code with its name, else a ZLB code; `who` names the call, the
+ * operator's errbuf says the rest. */
+static int op_code_error(zlb__run_t *r, const char *who, int rc, zlb_error_t *err) {
   const char *detail = r->errbuf[0] ? r->errbuf : "no message";
   if (rc > 0)
     return zlb_error_vendor(err, ZLB_EDEVICE, rc, zlb_backend_error_name(r->b, rc),
-                            "%s %s '%s': %s (%d): %s", what,
-                            which == ZLB_BASELINE ? "baseline" : "candidate",
-                            impl_of(r, which)->name, zlb_backend_error_name(r->b, rc),
-                            rc, detail);
-  return zlb_error_set(err, rc < 0 ? rc : ZLB_EOP, "%s %s '%s': %s: %s", what,
-                       which == ZLB_BASELINE ? "baseline" : "candidate",
-                       impl_of(r, which)->name, zlb_strerror(rc), detail);
+                            "%s: %s (%d): %s", who, zlb_backend_error_name(r->b, rc), rc,
+                            detail);
+  return zlb_error_set(err, rc < 0 ? rc : ZLB_EOP, "%s: %s: %s", who, zlb_strerror(rc),
+                       detail);
+}
+
+/* Turn an implementation's return code into an error object. */
+static int impl_error(zlb__run_t *r, int which, const char *what, int rc,
+                      zlb_error_t *err) {
+  char who[160];
+  snprintf(who, sizeof(who), "%s %s '%s'", what,
+           which == ZLB_BASELINE ? "baseline" : "candidate", impl_of(r, which)->name);
+  return op_code_error(r, who, rc, err);
 }
 
 static int call_impl(void *ctx, zlb_stream_t s, zlb_error_t *err) {
@@ -446,23 +453,17 @@ static int reproducible_on_device(zlb__run_t *r, zlb_case_t *c, zlb_rng_t before
 
 /* The operator's own compare() made on the device (compare_device). */
 static int compare_on_device(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
-  char msg[512] = {0};
-  const char *detail;
+  char msg[512] = {0}, who[160];
   int rc;
   r->errbuf[0] = '\0';
   rc = r->op->compare_device(&r->env, c, (void *)r->stream, msg, sizeof(msg));
-  detail = r->errbuf[0] ? r->errbuf : "no message";
   if (!rc)
     return 0;
   if (rc == ZLB_EMISMATCH)
     return zlb_error_set(err, ZLB_EMISMATCH, "%s",
                          msg[0] ? msg : "compare_device() rejected the candidate's output");
-  if (rc > 0)
-    return zlb_error_vendor(err, ZLB_EDEVICE, rc, zlb_backend_error_name(r->b, rc),
-                            "device compare of '%s': %s (%d): %s", r->op->name,
-                            zlb_backend_error_name(r->b, rc), rc, detail);
-  return zlb_error_set(err, rc < 0 ? rc : ZLB_EOP, "device compare of '%s': %s: %s",
-                       r->op->name, zlb_strerror(rc), detail);
+  snprintf(who, sizeof(who), "device compare of '%s'", r->op->name);
+  return op_code_error(r, who, rc, err);
 }
 
 /*
