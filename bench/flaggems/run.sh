@@ -123,6 +123,31 @@ stage_compare() {
       note "compare: $op $mode rc=$rc $(tail -1 "$res" | cut -f4) s  [64,64] f16: ${r:-none}"
     done
   done
+  # The same operators as a screen runs them: zlbench batch, one child per
+  # operator forked from the batch's fork server; its per-operator seconds.
+  grep -q "	batch	" "$res" && return 0
+  if [ "$(left)" -lt $((CMP_TIMEOUT + 30)) ]; then
+    note "compare: budget spent before the batch; run again to go on"
+    return 0
+  fi
+  local ops t0 t1
+  ops=$(echo $CMP_OPS | tr ' ' ',')
+  rm -rf "$d/batch"
+  t0=$(date +%s.%N)
+  "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" --backend "$BACKEND" \
+    --level core --ops "$ops" --dtypes "${CMP_DTYPES// /,}" --out "$d/batch" \
+    --timeout "$CMP_TIMEOUT" --retries 0 --progress never >"$d/batch.log" 2>&1
+  local brc=$?
+  t1=$(date +%s.%N)
+  note "compare: zlbench batch over $ops rc=$brc in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s (fork server start included)"
+  for op in $CMP_OPS; do
+    local line st sec r
+    line=$(grep "^$op," "$d/batch/ops_status.csv" 2>/dev/null)
+    st=$(echo "$line" | cut -d, -f2)
+    sec=$(echo "$line" | cut -d, -f8)
+    r=$(row64 "$d/batch/ops/$op/run.log" 2>/dev/null)
+    printf '%s\tbatch\t%s\t%s\t%s\t%s\n' "$op" "${st:-none}" "${sec:-}" "${r% *}" "${r#* }" >>"$res"
+  done
 }
 
 stage_screen() {
@@ -156,16 +181,18 @@ stage_table() {
   local res=$WORK/compare/results.tsv st=$WORK/screen/out/ops_status.csv
   if [ -f "$res" ]; then
     note ""
-    note "FlagGems side by side (core level, $CMP_DTYPES; wall s of one process; [64, 64] float16 gems ms)"
+    note "FlagGems side by side (core level, $CMP_DTYPES; wall s of one process, or of one batch child; [64, 64] float16 gems ms)"
     awk -F'\t' 'NR > 1 {w[$1, $2] = $4; g[$1, $2] = $6; rc[$1, $2] = $3; ops[$1] = 1; order[n++] = $1}
       END {
-        printf "%-9s %9s %9s %9s %7s  %10s %10s %10s\n", "op", "kernel", "cudagraph", "plugin",
-               "k/plug", "kernel64", "graph64", "plugin64"
+        printf "%-9s %9s %9s %9s %11s %7s %7s  %9s %9s %9s %9s\n", "op", "kernel", "cudagraph",
+               "plugin", "batch", "k/plug", "k/batch", "kernel64", "graph64", "plugin64", "batch64"
         for (i = 0; i < n; i++) { op = order[i]; if (seen[op]++) continue
           r = (w[op, "plugin"] > 0) ? sprintf("%.1fx", w[op, "kernel"] / w[op, "plugin"]) : "-"
-          printf "%-9s %9s %9s %9s %7s  %10s %10s %10s\n", op, w[op, "kernel"] "/" rc[op, "kernel"],
-                 w[op, "cudagraph"] "/" rc[op, "cudagraph"], w[op, "plugin"] "/" rc[op, "plugin"], r,
-                 g[op, "kernel"], g[op, "cudagraph"], g[op, "plugin"] }
+          q = (w[op, "batch"] > 0) ? sprintf("%.1fx", w[op, "kernel"] / w[op, "batch"]) : "-"
+          printf "%-9s %9s %9s %9s %11s %7s %7s  %9s %9s %9s %9s\n", op,
+                 w[op, "kernel"] "/" rc[op, "kernel"], w[op, "cudagraph"] "/" rc[op, "cudagraph"],
+                 w[op, "plugin"] "/" rc[op, "plugin"], w[op, "batch"] "/" rc[op, "batch"], r, q,
+                 g[op, "kernel"], g[op, "cudagraph"], g[op, "plugin"], g[op, "batch"] }
       }' "$res" | tee -a "$SUMMARY"
   fi
   if [ -f "$st" ]; then

@@ -35,7 +35,16 @@ Stopping: ``ZL_FG_STOP=noise`` (default) samples until the noise is
 under 0.5 % (at least 10 samples and 2 ms), FlagGems' ``--iter`` budget
 the cap; ``budget`` spends the whole budget, as Triton's timers do.
 
+Warm-up: FlagGems asks for 1000 ms of warm-up before every measurement
+(its ``--warmup`` default), which is most of its wall time and buys
+nothing here: the first call (Triton's compilation and autotuning) is
+done before any warm-up budget starts, and zlbench records the clocks and
+throttle flags of each measurement. The plugin therefore warms up for
+zlbench's own budget, ``ZL_WARMUP_MS`` (default 10 ms, as ``zlbench
+run``); a ``--warmup`` given on the command line is honoured.
+
 Environment: ``ZL_TIMER`` (default ``auto``), ``ZL_FG_STOP``, ``ZL_BACKEND``,
+``ZL_WARMUP_MS``,
 ``ZL_DENY_CAPTURE``, ``ZL_FG_OUT``, ``ZL_FG_BASE`` (the module to hook,
 default ``benchmark.base``), ``FLAGGEMS_COMMIT`` (else read from the
 checkout's git metadata).
@@ -64,6 +73,8 @@ class _State:
         self.stop = os.environ.get("ZL_FG_STOP", "noise")
         if self.stop not in ("noise", "budget"):
             raise pytest.UsageError(f"ZL_FG_STOP={self.stop!r}: expected 'noise' or 'budget'")
+        self.warmup_ms = None    # None: FlagGems' own value (set in pytest_configure)
+        self.warmup_source = "flaggems --warmup"
         self.hooked = set()
         self.calls = []          # measurements since the last table
         self.tables = []
@@ -113,6 +124,8 @@ def _measure(kind, fn, **kw):
     timer = "graph" if kind == "do_bench_cudagraph" else s.timer
     if kind == "do_bench_cudagraph":
         kw.setdefault("warmup", 0)
+    elif s.warmup_ms is not None:
+        kw["warmup"] = s.warmup_ms
     if s.stop == "noise":
         # zlbench's stopping rule: samples until the noise is under 0.5 %
         # (at least 10 samples and 2 ms), FlagGems' rep budget the cap.
@@ -131,7 +144,8 @@ def _measure(kind, fn, **kw):
     s.device = res.device_name
     s.timers.add(res.timer)
     s.calls.append({
-        "kind": kind, "value_ms": res.value, "timer": res.timer, "marker": res.marker,
+        "kind": kind, "warmup_ms": kw.get("warmup"), "value_ms": res.value, "timer": res.timer,
+        "marker": res.marker,
         "verdict": res.verdict, "deny_capture": deny, "samples": res.samples,
         "fallback": None if res.fallback is None else {
             "phase": res.fallback.phase, "reason": res.fallback.reason,
@@ -287,6 +301,8 @@ def _identity(finished):
                               ",".join(sorted(s.timers)) if s.timers else s.timer),
                     "timer_requested": s.timer,
                     "stop": s.stop,
+                    "warmup_ms": s.warmup_ms,
+                    "warmup_from": s.warmup_source,
                     "deny_capture": sorted(s.deny)},
         "autotune": {"USE_FLAGTUNE": os.environ.get("USE_FLAGTUNE"),
                      "ZL_AUTOTUNE": os.environ.get("ZL_AUTOTUNE")},
@@ -323,12 +339,33 @@ def _poisoned(e):
         os._exit(POISONED_EXIT)
 
 
+DEFAULT_WARMUP_MS = 10.0
+
+
+def _warmup_policy(config):
+    """(warm-up in ms or None for FlagGems' own, where it comes from)."""
+    env = os.environ.get("ZL_WARMUP_MS", "")
+    if env:
+        try:
+            v = float(env)
+        except ValueError:
+            v = -1.0
+        if not v >= 0 or v == float("inf"):
+            raise pytest.UsageError(f"ZL_WARMUP_MS={env!r}: expected milliseconds >= 0")
+        return v, "ZL_WARMUP_MS"
+    args = [str(a) for a in getattr(config.invocation_params, "args", ())]
+    if any(a == "--warmup" or a.startswith("--warmup=") for a in args):
+        return None, "flaggems --warmup"
+    return DEFAULT_WARMUP_MS, "zlbench default"
+
+
 # ---- pytest hooks ------------------------------------------------------------------
 
 def pytest_configure(config):
     global _state
     _state = _State()
     _state.rootdir = str(getattr(config, "rootpath", "") or os.getcwd())
+    _state.warmup_ms, _state.warmup_source = _warmup_policy(config)
     os.makedirs(_state.out, exist_ok=True)
     _write_identity(False)
 

@@ -140,6 +140,30 @@ static void stop_all(zlb__batch_t *b) {
       zlb_child_stop(&b->jobs[i].child, b->o->grace_s);
 }
 
+void zlb__servers_poll(zlb__batch_t *b, int stop) {
+  for (size_t d = 0; b->servers && d < b->devices.n; d++) {
+    zlb__server_t *sv = &b->servers[d];
+    if (!sv->on)
+      continue;
+    if (stop) {
+      zlb_child_stop(&sv->child, b->o->grace_s);
+    } else if (zlb_child_poll(&sv->child, b->o->grace_s)) {
+      char how[64], text[256];
+      zlb_exit_describe(&sv->child.exit, how, sizeof(how));
+      snprintf(text, sizeof(text),
+               "note: the fork server of device %s ended (%s): its children start on their "
+               "own\n",
+               b->devices.v[d], how);
+      if (b->o->line)
+        b->o->line(b->o->cb_ctx, text);
+    } else {
+      continue;
+    }
+    sv->on = 0;
+    unlink(sv->sock); /* gone with its server */
+  }
+}
+
 int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_t *err) {
   zlb__batch_t b;
   zlb__registered_t reg;
@@ -306,8 +330,16 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
       break;
   }
 
+  if (b.prov->start && !b.fatal.code && !(o->interrupted && *o->interrupted)) {
+    int queued = 0;
+    for (size_t i = 0; i < b.njobs; i++)
+      queued |= b.jobs[i].state == ZLB__JOB_QUEUED;
+    if (queued)
+      b.prov->start(&b);
+  }
   while (!(o->interrupted && *o->interrupted) && !b.fatal.code) {
     int running = 0, pending = 0;
+    zlb__servers_poll(&b, 0);
     for (size_t d = 0; d < b.devices.n; d++) {
       int busy = 0;
       for (size_t i = 0; i < b.njobs; i++)
@@ -350,6 +382,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
    * are stopped and reaped; what finished stays, and is written below. */
   if ((o->interrupted && *o->interrupted) || b.fatal.code)
     stop_all(&b);
+  zlb__servers_poll(&b, 1);
   if (o->interrupted && *o->interrupted)
     res->interrupted = 1;
   /* Write everything that can be written; the first failure is reported. */
@@ -374,6 +407,9 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
                           : 0;
   }
 out:
+  if (b.servers)
+    zlb__servers_poll(&b, 1);
+  free(b.servers);
   for (size_t i = 0; i < b.njobs; i++)
     free(b.jobs[i].l2);
   free(b.jobs);

@@ -97,10 +97,20 @@ typedef struct zlb__batch {
   const zlb_strvec_t *reg_names; /* the provider's operators, in discovery order */
   zlb_strvec_t op_files;      /* flaggems: each operator's test file, as reg_names */
   char python[1024];          /* flaggems: the interpreter, an absolute path */
+  /* Helper processes a provider keeps for the batch's length, one per
+   * device slot (flaggems: fork servers), NULL when none. */
+  struct zlb__server *servers;
   /* The first failure of the environment (a write that failed, a child
    * that could not write its results): the batch stops on it. */
   zlb_error_t fatal;
 } zlb__batch_t;
+
+/* A provider's helper process for one device slot. */
+typedef struct zlb__server {
+  zlb_child_t child;
+  int on;             /* started and not yet ended */
+  char sock[108];     /* its UNIX socket ("" none) */
+} zlb__server_t;
 
 /* The operators a loaded library registers for the backend, with dtypes. */
 typedef struct zlb__registered {
@@ -151,6 +161,9 @@ typedef struct zlb__provider {
    * (j->attempt_dir exists); *want_stdout: keep its stdout as stdout.log. */
   int (*child)(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_strvec_t *argv,
                zlb_strvec_t *env, int *want_stdout, zlb_error_t *err);
+  /* Optional, before the first child: start b->servers. A helper that
+   * cannot start is no error: the children then start on their own. */
+  void (*start)(zlb__batch_t *b);
   /* The child ended: classify it (and write what the attempt folder needs,
    * e.g. run.log). */
   void (*classify)(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex, zlb__verdict_t *v);
@@ -175,6 +188,11 @@ int zlb__select_ops(zlb__batch_t *b, const zlb__registered_t *reg, zlb_strvec_t 
 /* The value the visibility keys get for device ordinal `dev` (as the
  * batch sees it): the matching entry of the inherited grant, else `dev`. */
 const char *zlb__device_value(const zlb__batch_t *b, const char *dev);
+/* "KEY=VALUE" entries pinning a process to device slot `slot`. */
+void zlb__push_device_env(const zlb__batch_t *b, int slot, zlb_strvec_t *env);
+/* Poll the helpers (a helper that ended is noted and not used again);
+ * stop them all with `stop`. */
+void zlb__servers_poll(zlb__batch_t *b, int stop);
 
 /* job.c: one operator's state machine. */
 int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);

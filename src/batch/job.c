@@ -101,12 +101,25 @@ void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j) {
 
 static zlb__unit_t *current_unit(zlb__job_t *j) { return j->level == 1 ? &j->l1 : &j->l2[j->cur]; }
 
+/* Pin a process to its device through the backend's visibility keys. A
+ * backend without one has a single device here (zlb_batch_run refuses
+ * several), addressed by its ordinal. Under a grant (Slurm sets
+ * CUDA_VISIBLE_DEVICES=2,3 for a job) ordinal d is the grant's entry d:
+ * setting d itself would leave the grant for devices of other jobs. */
+void zlb__push_device_env(const zlb__batch_t *b, int slot, zlb_strvec_t *env) {
+  if (b->vis_env[0]) {
+    const char *v = zlb__device_value(b, b->devices.v[slot]);
+    zlb_strvec_pushf(env, "%s=%s", b->vis_env, v);
+    for (size_t i = 0; i < b->vis_also.n; i++)
+      zlb_strvec_pushf(env, "%s=%s", b->vis_also.v[i], v);
+  }
+}
+
 int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   const zlb_batch_opts_t *o = b->o;
   zlb__unit_t *u = current_unit(j);
   zlb_strvec_t argv = ZLB_STRVEC_INIT, env = ZLB_STRVEC_INIT;
   zlb_strbuf_t dir = ZLB_STRBUF_INIT, errpath = ZLB_STRBUF_INIT, outpath = ZLB_STRBUF_INIT;
-  const char *dev = b->devices.v[j->slot];
   int rc, want_stdout = 0;
 
   zlb__op_dir(b, j->op, &dir);
@@ -119,17 +132,7 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   if ((rc = b->prov->child(b, j, u, &argv, &env, &want_stdout, err)))
     goto out;
 
-  /* Pin the child to its device through the backend's visibility keys.
-   * A backend without one has a single device here (zlb_batch_run
-   * refuses several), addressed by its ordinal. Under a grant (Slurm sets
-   * CUDA_VISIBLE_DEVICES=2,3 for a job) ordinal d is the grant's entry d:
-   * setting d itself would leave the grant for devices of other jobs. */
-  if (b->vis_env[0]) {
-    const char *v = zlb__device_value(b, dev);
-    zlb_strvec_pushf(&env, "%s=%s", b->vis_env, v);
-    for (size_t i = 0; i < b->vis_also.n; i++)
-      zlb_strvec_pushf(&env, "%s=%s", b->vis_also.v[i], v);
-  }
+  zlb__push_device_env(b, j->slot, &env);
   zlb_strvec_push(&env, "NO_COLOR=1");
   rc = zlb_spawn(argv.v, &env, want_stdout ? outpath.buf : NULL, errpath.buf, o->timeout_s,
                  &j->child, err);

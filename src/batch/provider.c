@@ -336,19 +336,26 @@ static int fg_check(const zlb__batch_t *b, zlb_error_t *err) {
   return 0;
 }
 
+static void fg_env(const zlb__batch_t *b, zlb_strvec_t *env);
+
 static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_strvec_t *argv,
                     zlb_strvec_t *env, int *want_stdout, zlb_error_t *err) {
   const zlb_batch_opts_t *o = b->o;
   const char *level = run_arg(o, "--level"), *shape = run_arg(o, "--shape-file");
-  const char *timer = run_arg(o, "--timer"), *warm = run_arg(o, "--warmup-ms");
+  const char *warm = run_arg(o, "--warmup-ms");
   const char *rep = run_arg(o, "--rep-ms"), *mode = getenv("SHAPE_MODE");
-  const char *node = getenv("TEST_NODE"), *vendor = gems_vendor(b->backend);
+  const char *node = getenv("TEST_NODE");
+  const zlb__server_t *srv = b->servers && b->servers[j->slot].on ? &b->servers[j->slot] : NULL;
   long r = zlb_strvec_find(b->reg_names, j->op);
   zlb_strbuf_t s = ZLB_STRBUF_INIT;
   (void)err;
   *want_stdout = 1;
   zlb_strvec_push(argv, b->python);
   zlb_strvec_push(argv, "-m");
+  if (srv) {
+    zlb_strvec_push(argv, "zlbench.forkrun");
+    zlb_strvec_push(argv, "-m");
+  }
   zlb_strvec_push(argv, "pytest");
   zlb_strvec_push(argv, "-q");
   zlb_strvec_push(argv, "-s");
@@ -405,21 +412,79 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
     zlb_strvec_push(argv, shape);
   }
 
-  zlb_strbuf_reset(&s);
+  fg_env(b, env);
+  zlb_strvec_pushf(env, "ZL_FG_OUT=%s", j->attempt_dir);
+  if (u->deny)
+    zlb_strvec_pushf(env, "ZL_DENY_CAPTURE=%s", j->op);
+  if (srv) {
+    zlb_strvec_pushf(env, "ZL_FG_SERVER=%s", srv->sock);
+    zlb_strvec_pushf(env, "ZL_FG_SERVER_PID=%ld", (long)srv->child.pid);
+  }
+  zlb_strbuf_release(&s);
+  return 0;
+}
+
+/* Every FlagGems process's environment, the fork servers' too (what
+ * torch, triton and flag_gems read at import must be the children's). */
+static void fg_env(const zlb__batch_t *b, zlb_strvec_t *env) {
+  const zlb_batch_opts_t *o = b->o;
+  const char *timer = run_arg(o, "--timer"), *vendor = gems_vendor(b->backend);
+  zlb_strbuf_t s = ZLB_STRBUF_INIT;
   python_path(b, &s);
   zlb_strvec_push(env, s.buf);
-  zlb_strvec_pushf(env, "ZL_FG_OUT=%s", j->attempt_dir);
   zlb_strvec_pushf(env, "ZL_BACKEND=%s", b->backend);
   if (timer)
     zlb_strvec_pushf(env, "ZL_TIMER=%s", timer);
-  if (u->deny)
-    zlb_strvec_pushf(env, "ZL_DENY_CAPTURE=%s", j->op);
   if (vendor)
     zlb_strvec_pushf(env, "GEMS_VENDOR=%s", vendor);
   zlb_strvec_push(env, "PYTHONDONTWRITEBYTECODE=1");
   zlb_strvec_push(env, "PYTHONUNBUFFERED=1");
   zlb_strbuf_release(&s);
-  return 0;
+}
+
+/* One fork server per device slot (python -m zlbench.forkserver): torch,
+ * triton, pytest and flag_gems imported once, each child forked from it
+ * (python -m zlbench.forkrun). ZL_FG_FORKSERVER=0: plain children. */
+static void fg_start(zlb__batch_t *b) {
+  const char *off = getenv("ZL_FG_FORKSERVER"), *tmp = getenv("TMPDIR");
+  if (off && !strcmp(off, "0"))
+    return;
+  if (!tmp || !*tmp || strlen(tmp) > 60)
+    tmp = "/tmp";
+  b->servers = zlb_xcalloc(b->devices.n, sizeof(zlb__server_t));
+  for (size_t d = 0; d < b->devices.n; d++) {
+    zlb__server_t *sv = &b->servers[d];
+    zlb_strvec_t argv = ZLB_STRVEC_INIT, env = ZLB_STRVEC_INIT;
+    zlb_strbuf_t log = ZLB_STRBUF_INIT, name = ZLB_STRBUF_INIT;
+    zlb_error_t e = ZLB_ERROR_INIT;
+    snprintf(sv->sock, sizeof(sv->sock), "%s/zlb-fg-%ld-%zu.sock", tmp, (long)getpid(), d);
+    zlb_strbuf_addf(&name, "forkserver-%s.log", b->devices.v[d]);
+    zlb_path_join(&log, b->o->out_dir, name.buf);
+    zlb_strvec_push(&argv, b->python);
+    zlb_strvec_push(&argv, "-m");
+    zlb_strvec_push(&argv, "zlbench.forkserver");
+    zlb_strvec_push(&argv, "--socket");
+    zlb_strvec_push(&argv, sv->sock);
+    zlb_strvec_push(&argv, "--parent");
+    zlb_strvec_pushf(&argv, "%ld", (long)getpid());
+    fg_env(b, &env);
+    zlb__push_device_env(b, (int)d, &env);
+    zlb_strvec_push(&env, "NO_COLOR=1");
+    if (zlb_spawn(argv.v, &env, NULL, log.buf, 0, &sv->child, &e)) {
+      char text[1024];
+      snprintf(text, sizeof(text),
+               "note: no fork server for device %s (%s): its children start on their own\n",
+               b->devices.v[d], e.msg);
+      if (b->o->line)
+        b->o->line(b->o->cb_ctx, text);
+    } else {
+      sv->on = 1;
+    }
+    zlb_strvec_release(&argv);
+    zlb_strvec_release(&env);
+    zlb_strbuf_release(&log);
+    zlb_strbuf_release(&name);
+  }
 }
 
 /* First line of the child's output naming the failure: pytest's "E   "
@@ -588,8 +653,8 @@ out:
 /* ---- the table ------------------------------------------------------------------------- */
 
 static const zlb__provider_t providers[] = {
-    {"zlbench", 1, NULL, corpus_discover, corpus_select, corpus_child, corpus_classify},
-    {"flaggems", 0, fg_check, fg_discover, fg_select, fg_child, fg_classify},
+    {"zlbench", 1, NULL, corpus_discover, corpus_select, corpus_child, NULL, corpus_classify},
+    {"flaggems", 0, fg_check, fg_discover, fg_select, fg_child, fg_start, fg_classify},
 };
 
 const zlb__provider_t *zlb__provider_find(const char *name) {

@@ -104,10 +104,21 @@ grep -q '"provider": *{ *"name": *"flaggems"' "$OUT/run_identity.json" ||
 [ "$(grep -c '^abs,,float.*,direct,,SUCCESS,' "$OUT/summary.csv")" = 4 ] ||
   fail "summary.csv lacks the plugin's timer: $(grep '^abs' "$OUT/summary.csv")"
 expect_in "$OUT/summary.csv" "softmax,,float16"
+# The children were forked from the batch's fork server (python -m
+# zlbench.forkserver), which ended with the batch; none ran on its own.
+expect_in "$OUT/forkserver-0.log" "serving on "
+served=$(sed -n 's/.*served \([0-9]*\) children.*/\1/p' "$OUT/forkserver-0.log")
+[ "${served:-0}" -ge 9 ] || fail "the fork server served ${served:-no} children: $(cat "$OUT/forkserver-0.log")"
+if grep -l "running pytest directly" "$OUT"/ops/*/stderr.log "$OUT"/ops/*/*/stderr.log 2>/dev/null; then
+  fail "a child ran without the fork server"
+fi
 
 # A dtype the suite does not know at all (its --dtypes choices): refused
 # per dtype, the known one measured.
-expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops add --dtypes float16,int64 --out "$TMP/dt"
+# (Plain children, without a fork server: the same statuses.)
+expect_rc 1 env ZL_FG_FORKSERVER=0 "$ZLBENCH" batch $FG $FAST --ops add --dtypes float16,int64 \
+  --out "$TMP/dt"
+[ -e "$TMP/dt/forkserver-0.log" ] && fail "ZL_FG_FORKSERVER=0 started a fork server"
 # (The signature holds commas: the row is matched whole.)
 grep -q '^add,partial,3,2,.*"exit 4: __main__.py: error: argument --dtypes: invalid choice: .int64. .*",int64,"' \
   "$TMP/dt/ops_status.csv" || fail "add float16,int64: $(grep '^add' "$TMP/dt/ops_status.csv")"
@@ -147,6 +158,8 @@ rc=$?
 [ -f "$OUT/ops/hang/.complete" ] && fail "the interrupted operator was marked complete"
 sleep 0.2
 pgrep -f -- "$MINI/benchmark/test_hang.py -m hang" >/dev/null && fail "a pytest child survived the interrupt"
+# The fork server and what it forked (its command line) are gone too.
+pgrep -f -- "zlb-fg-$bgpid-" >/dev/null && fail "the fork server or a forked child survived the interrupt"
 expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops abs,hang,sum --devices 0 --timeout 2 --grace 0.2 \
   --retries 0 --out "$OUT"
 expect_in "$TMP/out" "1 resumed"
@@ -154,4 +167,16 @@ expect_in "$TMP/out" "1 resumed"
 [ "$(csv_field "$OUT/ops_status.csv" hang attempts)" = 1 ] || fail "hang attempts on resume"
 [ "$(csv_field "$OUT/ops_status.csv" sum status)" = ok ] || fail "sum did not run on resume"
 [ "$(csv_field "$OUT/ops_status.csv" abs status)" = ok ] || fail "abs lost on resume"
+
+# ---- a fork server that cannot start -----------------------------------------------
+# Its preload fails: the batch says so and the children start on their own,
+# with the same results.
+mkdir -p "$TMP/badmod"
+echo 'raise RuntimeError("this preload fails")' >"$TMP/badmod/zlb_bad_preload.py"
+expect_rc 0 env ZL_FG_PRELOAD=zlb_bad_preload PYTHONPATH="$TMP/badmod${PYTHONPATH:+:$PYTHONPATH}" \
+  "$ZLBENCH" batch $FG $FAST --ops abs --dtypes float16 --out "$TMP/bad"
+expect_in "$TMP/out" "note: the fork server of device 0 ended (exit 1)"
+expect_in "$TMP/bad/forkserver-0.log" "this preload fails"
+[ "$(csv_field "$TMP/bad/ops_status.csv" abs status)" = ok ] || fail "abs without its fork server"
+expect_in "$TMP/bad/ops/abs/stderr.log" "running pytest directly"
 echo "ok: batch --provider flaggems"

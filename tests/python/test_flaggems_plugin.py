@@ -18,8 +18,9 @@ ROW = re.compile(r"^(SUCCESS|FAILED)\s+")
 NUM = re.compile(r"\d+\.\d+")
 
 
-def suite(tmp_path, *args, plugin=True, env=None):
-    """Run the mini suite; (exit code, stdout, stderr, out folder)."""
+def suite(tmp_path, *args, plugin=True, env=None, warmup="1"):
+    """Run the mini suite; (exit code, stdout, stderr, out folder).
+    warmup: FlagGems' --warmup (None: not given)."""
     out = tmp_path / "out"
     e = dict(os.environ)
     e.update({"PYTHONPATH": PKG, "ZL_BACKEND": "host", "ZL_FG_OUT": str(out),
@@ -31,7 +32,9 @@ def suite(tmp_path, *args, plugin=True, env=None):
         cmd += ["-p", "zlbench.pytest_plugin"]
     # Paths first, as FlagGems runs it: pytest finds benchmark/conftest.py
     # (and so the suite's options) from the first arguments.
-    cmd += [*args, "--rootdir", MINI, "--level", "core", "--warmup", "1", "--iter", "5"]
+    cmd += [*args, "--rootdir", MINI, "--level", "core", "--iter", "5"]
+    if warmup is not None:
+        cmd += ["--warmup", warmup]
     p = subprocess.run(cmd, cwd=MINI, env=e, capture_output=True, text=True, timeout=120)
     return p.returncode, p.stdout, p.stderr, out
 
@@ -165,6 +168,30 @@ def test_stop_rule_choice(tmp_path):
     rc, text, err, out = suite(tmp_path / "b", "benchmark/test_abs.py", "-m", "abs",
                                env={"ZL_FG_STOP": "sometimes"})
     assert rc == 4 and "ZL_FG_STOP='sometimes'" in err
+
+
+def test_warmup_policy(tmp_path):
+    def ident(sub, want, **kw):
+        rc, _, err, out = suite(tmp_path / sub, "benchmark/test_abs.py", "-m", "abs",
+                                "--dtypes", "float16", **kw)
+        assert rc == 0, err
+        # What each measurement was given (two shapes, torch and gems).
+        side = json.loads((out / "zlbench_rows.json").read_text())
+        got = [c["warmup_ms"] for t in side["tables"] for r in t["rows"] for c in r["calls"]]
+        assert got == [want] * 4
+        return json.loads((out / "run_identity.json").read_text())["caliber"]
+    # FlagGems' own default (1000 ms, its --warmup not given): zlbench's 10 ms.
+    c = ident("default", 10.0, warmup=None)
+    assert (c["warmup_ms"], c["warmup_from"]) == (10.0, "zlbench default")
+    # A --warmup on the command line is FlagGems' to honour.
+    c = ident("given", 7, warmup="7")
+    assert (c["warmup_ms"], c["warmup_from"]) == (None, "flaggems --warmup")
+    # ZL_WARMUP_MS over both.
+    c = ident("env", 3.0, warmup="7", env={"ZL_WARMUP_MS": "3"})
+    assert (c["warmup_ms"], c["warmup_from"]) == (3.0, "ZL_WARMUP_MS")
+    rc, _, err, _ = suite(tmp_path / "bad", "benchmark/test_abs.py", "-m", "abs",
+                          env={"ZL_WARMUP_MS": "-3"})
+    assert rc == 4 and "ZL_WARMUP_MS='-3'" in err
 
 
 # ---- the operator scan -----------------------------------------------------------
