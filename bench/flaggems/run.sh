@@ -18,10 +18,14 @@
 #          the core level with CMP_DTYPES (default float16): wall time of
 #          each process and the [64, 64] row. Pairs already measured are
 #          skipped.
+#          Then the same operators through zlbench batch (fork server, one
+#          child at a time): each child's seconds.
 # screen   zlbench batch --provider flaggems over the first LIMIT (default
 #          150) operators of `--list --stage $STAGE` (default stable) at the
-#          core level on every visible GPU; stopped by SIGINT when the call's
-#          budget runs out, resumed by the next call (same --out).
+#          core level on every visible GPU, JOBS children at a time on each
+#          (default 1; more for a functional screen, whose timings then
+#          disturb each other); stopped by SIGINT when the call's budget
+#          runs out, resumed by the next call (same --out).
 # table    the comparison and the screen's statuses, failures with reasons.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,6 +43,7 @@ CMP_OPS=${CMP_OPS:-abs add softmax sum mm sort nonzero dropout}
 CMP_DTYPES=${CMP_DTYPES:-float16}
 CMP_TIMEOUT=${CMP_TIMEOUT:-300}
 OP_TIMEOUT=${OP_TIMEOUT:-300}
+JOBS=${JOBS:-1}
 STAGES=${*:-build compare screen table}
 T0=$SECONDS
 mkdir -p "$WORK/logs" "$OUT"
@@ -171,7 +176,8 @@ stage_screen() {
   # what finished and exits 130; the next call resumes into the same --out.
   timeout -s INT -k 60 "$budget" "$BUILD/bin/zlbench" batch --provider flaggems \
     --flaggems "$FG" --backend "$BACKEND" --level core --ops-file "$d/ops.txt" --out "$d/out" \
-    --timeout "$OP_TIMEOUT" --retries 1 --progress never >>"$WORK/logs/screen.log" 2>&1
+    --timeout "$OP_TIMEOUT" --retries 1 --jobs-per-device "$JOBS" --progress never \
+    >>"$WORK/logs/screen.log" 2>&1
   rc=$?
   note "screen: rc=$rc after $((SECONDS - t0)) s ($([ $rc = 130 ] || [ $rc = 124 ] && echo 'interrupted: run again to resume' || echo done))"
   tail -3 "$WORK/logs/screen.log" | tee -a "$SUMMARY"

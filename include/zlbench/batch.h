@@ -124,6 +124,11 @@ typedef struct zlb_batch_opts {
   double timeout_s;             /* per child */
   double grace_s;               /* TERM -> KILL */
   int retries;
+  /* Children at a time on one device (default 1). More make a functional
+   * screen faster, but their timings disturb each other: each child is
+   * told (ZL_CHILDREN_PER_DEVICE) and its identity records it, a caliber
+   * of its own. */
+  int jobs_per_device;
   int force;
   int shard_index, shard_count;
   char shard_source[64];

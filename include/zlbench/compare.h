@@ -97,7 +97,7 @@ void zlb_cmp_verdict(const double *a, size_t na, const double *b, size_t nb,
  * are of different calibers. */
 enum {
   ZLB_CAL_TIMER, ZLB_CAL_AUTOTUNE, ZLB_CAL_BACKEND, ZLB_CAL_DEVICE, ZLB_CAL_L2,
-  ZLB_CAL_RETURN, ZLB_CAL_TOOL_MAJOR, ZLB_CAL_COUNT
+  ZLB_CAL_RETURN, ZLB_CAL_TOOL_MAJOR, ZLB_CAL_SHARED, ZLB_CAL_COUNT
 };
 /** Field name of a caliber entry ("timer", "autotune", ...). */
 const char *zlb_caliber_field(int i);

@@ -301,6 +301,7 @@ def _identity(finished):
                               ",".join(sorted(s.timers)) if s.timers else s.timer),
                     "timer_requested": s.timer,
                     "stop": s.stop,
+                    "children_per_device": _children_per_device(),
                     "warmup_ms": s.warmup_ms,
                     "warmup_from": s.warmup_source,
                     "deny_capture": sorted(s.deny)},
@@ -340,6 +341,15 @@ def _poisoned(e):
 
 
 DEFAULT_WARMUP_MS = 10.0
+
+
+def _children_per_device():
+    """Processes the batch runs at a time on this device (a caliber)."""
+    try:
+        n = int(os.environ.get("ZL_CHILDREN_PER_DEVICE", "1"))
+    except ValueError:
+        return 1
+    return n if 1 <= n <= 64 else 1
 
 
 def _warmup_policy(config):

@@ -62,6 +62,7 @@ void zlb_batch_opts_init(zlb_batch_opts_t *o) {
   o->timeout_s = 1800;
   o->grace_s = 5;
   o->retries = 2;
+  o->jobs_per_device = 1;
   o->shard_count = 1;
 }
 
@@ -341,10 +342,10 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     int running = 0, pending = 0;
     zlb__servers_poll(&b, 0);
     for (size_t d = 0; d < b.devices.n; d++) {
-      int busy = 0;
+      int busy = 0, per = o->jobs_per_device > 1 ? o->jobs_per_device : 1;
       for (size_t i = 0; i < b.njobs; i++)
-        busy |= b.jobs[i].slot == (int)d && b.jobs[i].state == ZLB__JOB_RUNNING;
-      if (busy)
+        busy += b.jobs[i].slot == (int)d && b.jobs[i].state == ZLB__JOB_RUNNING;
+      if (busy >= per)
         continue;
       for (size_t i = 0; i < b.njobs; i++) {
         zlb__job_t *j = &b.jobs[i];

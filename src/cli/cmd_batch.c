@@ -121,6 +121,15 @@ static int opt_retries(const zlb_cli_option_t *opt, const char *name, const char
   return 0;
 }
 
+static int opt_jobs(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  long n;
+  (void)opt;
+  if (zlb_parse_long(v, &n) || n < 1 || n > 64)
+    return zlb_cli_bad_value(name, v, "1..64");
+  *(int *)ptr = (int)n;
+  return 0;
+}
+
 static int opt_replay_from(const zlb_cli_option_t *opt, const char *name, const char *v,
                            void *ptr) {
   (void)opt;
@@ -233,6 +242,11 @@ int zlb_cmd_batch(int argc, char **argv) {
         ZLB_CLI_CALLBACK("--retries", "N", opt_retries, &o.retries,
                          "retries of transient failures (default 2); a failure whose\n"
                          "signature repeats stops retrying"),
+        ZLB_CLI_CALLBACK("--jobs-per-device", "N", opt_jobs, &o.jobs_per_device,
+                         "children at a time on each device (default 1); more screen\n"
+                         "faster, for whether operators run, not for their timings,\n"
+                         "which disturb each other (recorded as a caliber: compare\n"
+                         "refuses to mix them with timings of one child per device)"),
         ZLB_CLI_SECTION("outputs:"),
         ZLB_CLI_STRING("--out", "DIR", &outarg,
                        "output folder (default zlb-out/<timestamp>); re-running into\n"

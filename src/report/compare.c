@@ -17,7 +17,7 @@
 const char *zlb_caliber_field(int i) {
   static const char *names[ZLB_CAL_COUNT] = {"timer",       "autotune", "backend",
                                              "device",      "l2_flush", "return_mode",
-                                             "tool_major"};
+                                             "tool_major",  "children_per_device"};
   return i >= 0 && i < ZLB_CAL_COUNT ? names[i] : "?";
 }
 
@@ -52,6 +52,14 @@ int zlb_caliber_parse(const char *text, size_t len, const char *what, zlb_calibe
     cal_set(cal, ZLB_CAL_TIMER, zlb_json_get_string(c, "timer", ""));
     cal_set(cal, ZLB_CAL_AUTOTUNE, zlb_json_get_string(c, "autotune", ""));
     cal_set(cal, ZLB_CAL_RETURN, zlb_json_get_string(c, "return_mode", ""));
+    {
+      /* Children that shared their device (batch --jobs-per-device);
+       * identities from before the field ran one per device. */
+      char n[32];
+      double v = zlb_json_get_number(c, "children_per_device", 1);
+      snprintf(n, sizeof(n), "%.0f", isfinite(v) ? v : 1);
+      cal_set(cal, ZLB_CAL_SHARED, n);
+    }
     if ((l2 = zlb_json_get(c, "l2"))) {
       char buf[96];
       double fb = zlb_json_get_number(l2, "flush_bytes", 0);

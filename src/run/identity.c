@@ -9,6 +9,16 @@
 #include "run_int.h"
 #include "zlbench/identity.h"
 
+/* ZL_CHILDREN_PER_DEVICE: how many processes a batch runs at a time on
+ * this device (1 when unset or not a number in 1..64). */
+static long zlb__children_per_device(void) {
+  const char *v = getenv("ZL_CHILDREN_PER_DEVICE");
+  long n;
+  if (!v || zlb_parse_long(v, &n) || n < 1 || n > 64)
+    return 1;
+  return n;
+}
+
 static void device_json(zlb_jw_t *jw, const zlb_backend_t *b) {
   const zlb_device_info_t *d = &b->info;
   char caps[128];
@@ -91,6 +101,7 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_string(&jw, "timer", zlb_timer_name(r->timer));
   zlb_jw_key_int(&jw, "repeat", r->timing.repeat);
   zlb_jw_key_string(&jw, "return_mode", zlb_return_mode_name(r->timing.return_mode));
+  zlb_jw_key_int(&jw, "children_per_device", zlb__children_per_device());
   zlb_jw_key_array(&jw, "quantiles");
   for (int i = 0; i < r->timing.nquantiles; i++)
     zlb_jw_double(&jw, r->timing.quantiles[i]);

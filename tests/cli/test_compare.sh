@@ -65,6 +65,11 @@ expect_rc 2 "$ZLBENCH" compare "$TMP/A" "$TMP/C"
 expect_in "$TMP/err" "autotune: A=off B=on"
 expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/C" --allow-caliber-mismatch
 expect_in "$TMP/out" "caliber differs: autotune"
+# Children that shared their device (--jobs-per-device 2): another caliber.
+batch "$TMP/E" --jobs-per-device 2
+expect_in "$TMP/E/run_identity.json" '"jobs_per_device": 2'
+expect_rc 2 "$ZLBENCH" compare "$TMP/A" "$TMP/E"
+expect_in "$TMP/err" "children_per_device: A=1 B=2"
 
 # Input errors: exit 2 naming the file and member.
 mkdir -p "$TMP/bad/x"

@@ -168,6 +168,21 @@ expect_in "$TMP/out" "1 resumed"
 [ "$(csv_field "$OUT/ops_status.csv" sum status)" = ok ] || fail "sum did not run on resume"
 [ "$(csv_field "$OUT/ops_status.csv" abs status)" = ok ] || fail "abs lost on resume"
 
+# ---- two children at a time on one device ----------------------------------------
+# hang is selected first and holds its slot until its time limit; with a
+# second slot abs runs beside it and finishes first. Each child's identity
+# records that it shared the device.
+expect_rc 1 "$ZLBENCH" batch $FG $FAST --ops hang,abs --devices 0 --jobs-per-device 2 \
+  --timeout 8 --grace 0.2 --retries 0 --dtypes float16 --out "$TMP/par" --progress never
+grep -E '^\[ *[0-9]+/2\] device 0 ' "$TMP/out" | head -1 | grep -q ' abs ' ||
+  fail "abs did not finish while hang ran: $(cat "$TMP/out")"
+[ "$(csv_field "$TMP/par/ops_status.csv" hang status)" = timeout ] || fail "par: hang"
+[ "$(csv_field "$TMP/par/ops_status.csv" abs status)" = ok ] || fail "par: abs"
+expect_in "$TMP/par/ops/abs/run_identity.json" '"children_per_device": 2'
+expect_in "$TMP/par/run_identity.json" '"jobs_per_device": 2'
+expect_rc 2 "$ZLBENCH" batch $FG --ops abs --jobs-per-device 0 --out "$TMP/par0"
+expect_in "$TMP/err" "--jobs-per-device"
+
 # ---- a fork server that cannot start -----------------------------------------------
 # Its preload fails: the batch says so and the children start on their own,
 # with the same results.
