@@ -327,7 +327,12 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
   if (accepted) {
     u->accepted = 1;
     zlb_strlcpy(u->status, st, sizeof(u->status));
-    u->signature[0] = '\0';
+    /* Rows that failed keep the child's first error line as the reason
+     * (FlagGems: pytest's "E   ..." line of the failed test). */
+    if (ex->code == ZLB_EXIT_FAILED)
+      zlb_strlcpy(u->signature, sig, sizeof(u->signature));
+    else
+      u->signature[0] = '\0';
     if (accept_attempt(b, j, u))
       return;
   } else if (ex->code == ZLB_EXIT_POISONED && !ex->signaled && !ex->timed_out && !u->deny) {

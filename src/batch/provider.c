@@ -76,12 +76,21 @@ static int corpus_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u,
 static void corpus_classify(zlb__batch_t *b, zlb__job_t *j, const zlb_exit_t *ex,
                             zlb__verdict_t *v) {
   (void)b;
-  (void)j;
   v->code = ex->code;
   v->status[0] = '\0';
   v->line[0] = '\0';
   v->final = ex->code == ZLB_EXIT_USAGE || ex->code == ZLB_EXIT_UNAVAIL;
   v->whole = 0;
+  if (!ex->signaled && !ex->timed_out && ex->code == ZLB_EXIT_FAILED) {
+    /* FAILED rows: the first row's note says why (the run.log line
+     * "  note: [shape]: output 'out': ... differ ..."). */
+    zlb_strbuf_t log = ZLB_STRBUF_INIT;
+    const char *p;
+    read_capped(j->attempt_dir, "run.log", 1 << 20, &log);
+    if (log.len && (p = strstr(log.buf, "\n  note: ")))
+      snprintf(v->line, sizeof(v->line), "%.*s", (int)strcspn(p + 9, "\n"), p + 9);
+    zlb_strbuf_release(&log);
+  }
 }
 
 /* ---- FlagGems' pytest suite -------------------------------------------------------------- */

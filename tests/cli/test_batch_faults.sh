@@ -29,6 +29,9 @@ check good_scale ok 1 1
 check refuse_capture ok 1 1
 # Wrong output: a finished measurement with FAILED rows, not retried.
 check wrong_result failed_rows 1 1
+# ...whose first row's note is the reason.
+csv_field "$S" wrong_result error_signature | grep -qF "exit 1: [64]: output 'out': 64 of 64 elements differ" ||
+  fail "wrong_result's signature: $(csv_field "$S" wrong_result error_signature)"
 # Fails once, then succeeds on the retry.
 check flaky ok 2 1
 # Poisoned capture: re-run once with capture denied, and the status says so.
