@@ -178,6 +178,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   memset(res, 0, sizeof(*res));
   b.o = o;
   b.res = res;
+  b.per_device = o->jobs_per_device > 1 ? o->jobs_per_device : 1;
   b.t0 = zlb_now_s();
   zlb_iso8601_now(b.started, sizeof(b.started));
   zlb_strbuf_init(&b.status_path);
@@ -342,10 +343,10 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     int running = 0, pending = 0;
     zlb__servers_poll(&b, 0);
     for (size_t d = 0; d < b.devices.n; d++) {
-      int busy = 0, per = o->jobs_per_device > 1 ? o->jobs_per_device : 1;
+      int busy = 0;
       for (size_t i = 0; i < b.njobs; i++)
         busy += b.jobs[i].slot == (int)d && b.jobs[i].state == ZLB__JOB_RUNNING;
-      if (busy >= per)
+      if (busy >= b.per_device)
         continue;
       for (size_t i = 0; i < b.njobs; i++) {
         zlb__job_t *j = &b.jobs[i];
@@ -383,7 +384,6 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
    * are stopped and reaped; what finished stays, and is written below. */
   if ((o->interrupted && *o->interrupted) || b.fatal.code)
     stop_all(&b);
-  zlb__servers_poll(&b, 1);
   if (o->interrupted && *o->interrupted)
     res->interrupted = 1;
   /* Write everything that can be written; the first failure is reported. */
@@ -408,8 +408,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
                           : 0;
   }
 out:
-  if (b.servers)
-    zlb__servers_poll(&b, 1);
+  zlb__servers_poll(&b, 1); /* the helpers end with the batch, on every path */
   free(b.servers);
   for (size_t i = 0; i < b.njobs; i++)
     free(b.jobs[i].l2);

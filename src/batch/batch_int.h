@@ -97,6 +97,7 @@ typedef struct zlb__batch {
   const zlb_strvec_t *reg_names; /* the provider's operators, in discovery order */
   zlb_strvec_t op_files;      /* flaggems: each operator's test file, as reg_names */
   char python[1024];          /* flaggems: the interpreter, an absolute path */
+  int per_device;             /* children at a time on one device (>= 1) */
   /* Helper processes a provider keeps for the batch's length, one per
    * device slot (flaggems: fork servers), NULL when none. */
   struct zlb__server *servers;

@@ -135,8 +135,7 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   zlb__push_device_env(b, j->slot, &env);
   zlb_strvec_push(&env, "NO_COLOR=1");
   /* Children sharing a device say so in their identities (a caliber). */
-  zlb_strvec_pushf(&env, "ZL_CHILDREN_PER_DEVICE=%d",
-                   o->jobs_per_device > 1 ? o->jobs_per_device : 1);
+  zlb_strvec_pushf(&env, "ZL_CHILDREN_PER_DEVICE=%d", b->per_device);
   rc = zlb_spawn(argv.v, &env, want_stdout ? outpath.buf : NULL, errpath.buf, o->timeout_s,
                  &j->child, err);
   if (!rc) {

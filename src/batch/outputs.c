@@ -147,7 +147,7 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
   zlb_jw_key_double(&jw, "timeout_s", o->timeout_s);
   zlb_jw_key_double(&jw, "grace_s", o->grace_s);
   zlb_jw_key_int(&jw, "retries", o->retries);
-  zlb_jw_key_int(&jw, "jobs_per_device", o->jobs_per_device > 1 ? o->jobs_per_device : 1);
+  zlb_jw_key_int(&jw, "jobs_per_device", b->per_device);
   zlb_jw_key_array(&jw, "dtypes");
   for (size_t i = 0; i < o->dtypes.n; i++)
     zlb_jw_string(&jw, o->dtypes.v[i]);
