@@ -6,80 +6,22 @@
  * is no hold, and codes are named from the backend's table. Work is put
  * "on the device" with the fake's aclrtLaunchHostFunc. Without the fake
  * (ctest sets ZLB_FAKE_ACL) the test fails: it is the only way it runs. */
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include "fake_vendor_test.h"
 
-#include "device/device_int.h" /* zlb__bind */
-#include "zlb_test.h"
-#include "zlbench/device.h"
-
-typedef int (*launch_fn)(zlb_stream_t, void (*)(void *), void *);
-
-static zlb_backend_t *B;
-static launch_fn launch;
 static int (*models_live)(void);
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-/* "Kernels". */
-static void bump(void *arg) { __atomic_add_fetch((int *)arg, 1, __ATOMIC_SEQ_CST); }
-static void slow(void *arg) {
-  (void)arg;
-  sleep_ms(20);
-}
-/* Appends its tag to a log: the order work ran in. */
-struct order {
-  char log[16];
-  int n;
-};
-struct tagged {
-  struct order *o;
-  char tag;
-  long ms;
-};
-static void tag(void *arg) {
-  struct tagged *t = arg;
-  sleep_ms(t->ms);
-  t->o->log[t->o->n++] = t->tag;
-}
-
 static int setup(void **state) {
-  zlb_error_t e = ZLB_ERROR_INIT;
-  const char *fake = getenv("ZLB_FAKE_ACL");
-  void *h;
+  static const struct fake_vendor v = {"ZLB_FAKE_ACL", "ZL_ASCEND_LIB", "4",
+                                        "ASCEND_RT_VISIBLE_DEVICES", "0,3,1", "npu",
+                                        "aclrtLaunchHostFunc"};
+  void *h = NULL;
   (void)state;
-  if (!fake || !*fake) {
-    fprintf(stderr, "ZLB_FAKE_ACL is not set (ctest sets it)\n");
+  /* ASCEND_RT_VISIBLE_DEVICES: ascending logical ids, the list ending
+   * at 1 (not above 3). */
+  if (fake_vendor_open(&v, &h) || !h)
     return -1;
-  }
-  setenv("ZL_ASCEND_LIB", fake, 1);
-  setenv("ZL_FAKE_DEVICES", "4", 1);
-  /* Ascending logical ids: the list ends at 1 (not above 3). */
-  setenv("ASCEND_RT_VISIBLE_DEVICES", "0,3,1", 1);
-  if (zlb_backend_open_name("npu", &B, &e)) {
-    fprintf(stderr, "open: %s\n", e.msg);
-    return -1;
-  }
-  /* The runtime was loaded RTLD_GLOBAL: its test-only entry is there. */
-  h = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
-  if (h) {
-    zlb__bind(h, "aclrtLaunchHostFunc", &launch, sizeof(launch));
-    zlb__bind(h, "zfake_acl_models_live", &models_live, sizeof(models_live));
-  }
-  return launch && models_live ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  zlb_backend_close(B);
-  return 0;
+  zlb__bind(h, "zfake_acl_models_live", &models_live, sizeof(models_live));
+  return models_live ? 0 : -1;
 }
 
 static void test_devices(void **state) {
@@ -144,36 +86,6 @@ static void test_memory(void **state) {
   B->v->mem_free(B, empty);
   assert_int_equal(B->v->mem_info(B, &free1, &total, &e), 0);
   assert_int_equal(free1, free0);
-}
-
-static void test_events_and_waits(void **state) {
-  zlb_error_t e = ZLB_ERROR_INIT;
-  zlb_stream_t s1, s2;
-  zlb_event_t a, b;
-  struct order o = {{0}, 0};
-  struct tagged first = {&o, 'a', 30}, second = {&o, 'b', 0};
-  double ms = 0.0;
-  (void)state;
-  assert_int_equal(B->v->stream_create(B, &s1, &e), 0);
-  assert_int_equal(B->v->stream_create(B, &s2, &e), 0);
-  assert_int_equal(B->v->event_create(B, &a, &e), 0);
-  assert_int_equal(B->v->event_create(B, &b, &e), 0);
-  /* The elapsed time is what the stream ran between the events. */
-  assert_int_equal(B->v->event_record(B, a, s1, &e), 0);
-  assert_int_equal(launch(s1, slow, NULL), 0);
-  assert_int_equal(B->v->event_record(B, b, s1, &e), 0);
-  assert_int_equal(B->v->event_elapsed(B, a, b, &ms, &e), 0);
-  assert_true(ms >= 19.0 && ms < 5000.0);
-  /* s2 waits for s1's work enqueued so far: 'a' (30 ms) before 'b'. */
-  assert_int_equal(launch(s1, tag, &first), 0);
-  assert_int_equal(B->v->stream_wait(B, s2, s1, &e), 0);
-  assert_int_equal(launch(s2, tag, &second), 0);
-  assert_int_equal(B->v->stream_sync(B, s2, &e), 0);
-  assert_string_equal(o.log, "ab");
-  B->v->event_destroy(B, a);
-  B->v->event_destroy(B, b);
-  B->v->stream_destroy(B, s1);
-  B->v->stream_destroy(B, s2);
 }
 
 static void test_capture_replay(void **state) {
@@ -250,36 +162,11 @@ static void test_no_hold(void **state) {
   assert_null(B->v->stream_release);
 }
 
-/* ACL's current device is per thread, and a thread that never set one
- * has no context (the fake answers 107002): work from such a thread must
- * still land on the selected device. */
-struct thread_alloc {
-  void *p;
-  int rc;
-};
-static void *alloc_in_thread(void *arg) {
-  struct thread_alloc *t = arg;
-  zlb_error_t e = ZLB_ERROR_INIT;
-  t->rc = B->v->mem_alloc(B, 1 << 20, &t->p, &e);
-  return NULL;
-}
-
+/* In ACL a thread that never set a device has no context at all (the
+ * fake answers 107002). */
 static void test_thread_binding(void **state) {
-  zlb_error_t e = ZLB_ERROR_INIT;
-  struct thread_alloc t = {NULL, -1};
-  pthread_t th;
-  size_t free0, free1, total;
   (void)state;
-  assert_int_equal(zlb_backend_select_device(B, 0, &e), 0);
-  assert_string_equal(B->info.name, "Ascend910B-fake-N0");
-  assert_int_equal(B->v->mem_info(B, &free0, &total, &e), 0);
-  assert_int_equal(pthread_create(&th, NULL, alloc_in_thread, &t), 0);
-  pthread_join(th, NULL);
-  assert_int_equal(t.rc, 0);
-  assert_int_equal(B->v->mem_info(B, &free1, &total, &e), 0);
-  assert_int_equal(free0 - free1, 1 << 20);
-  B->v->mem_free(B, t.p);
-  assert_int_equal(zlb_backend_select_device(B, 1, &e), 0);
+  check_thread_binding(0, "Ascend910B-fake-N0", 1);
 }
 
 static void test_errors(void **state) {

@@ -5,76 +5,15 @@
  * released, and error names come from the runtime. Work is put "on the
  * device" with the fake's hipLaunchHostFunc. Without the fake (ctest sets
  * ZLB_FAKE_HIP) the test fails: it is the only way it runs. */
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#include "device/device_int.h" /* zlb__bind */
-#include "zlb_test.h"
-#include "zlbench/device.h"
-
-typedef int (*launch_fn)(zlb_stream_t, void (*)(void *), void *);
-
-static zlb_backend_t *B;
-static launch_fn launch;
-
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-/* "Kernels". */
-static void bump(void *arg) { __atomic_add_fetch((int *)arg, 1, __ATOMIC_SEQ_CST); }
-static void slow(void *arg) {
-  (void)arg;
-  sleep_ms(20);
-}
-/* Appends its tag to a log: the order work ran in. */
-struct order {
-  char log[16];
-  int n;
-};
-struct tagged {
-  struct order *o;
-  char tag;
-  long ms;
-};
-static void tag(void *arg) {
-  struct tagged *t = arg;
-  sleep_ms(t->ms);
-  t->o->log[t->o->n++] = t->tag;
-}
+#include "fake_vendor_test.h"
 
 static int setup(void **state) {
-  zlb_error_t e = ZLB_ERROR_INIT;
-  const char *fake = getenv("ZLB_FAKE_HIP");
-  void *h;
+  static const struct fake_vendor v = {"ZLB_FAKE_HIP", "ZL_ROCM_LIB", "3",
+                                        "HIP_VISIBLE_DEVICES", "2,0", "amd",
+                                        "hipLaunchHostFunc"};
+  void *h = NULL;
   (void)state;
-  if (!fake || !*fake) {
-    fprintf(stderr, "ZLB_FAKE_HIP is not set (ctest sets it)\n");
-    return -1;
-  }
-  setenv("ZL_ROCM_LIB", fake, 1);
-  setenv("ZL_FAKE_DEVICES", "3", 1);
-  setenv("HIP_VISIBLE_DEVICES", "2,0", 1);
-  if (zlb_backend_open_name("amd", &B, &e)) {
-    fprintf(stderr, "open: %s\n", e.msg);
-    return -1;
-  }
-  /* The runtime was loaded RTLD_GLOBAL: its test-only entry is there. */
-  h = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
-  if (h)
-    zlb__bind(h, "hipLaunchHostFunc", &launch, sizeof(launch));
-  return launch ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  zlb_backend_close(B);
-  return 0;
+  return fake_vendor_open(&v, &h);
 }
 
 static void test_devices(void **state) {
@@ -141,36 +80,6 @@ static void test_memory(void **state) {
   B->v->mem_free(B, empty);
   assert_int_equal(B->v->mem_info(B, &free1, &total, &e), 0);
   assert_int_equal(free1, free0);
-}
-
-static void test_events_and_waits(void **state) {
-  zlb_error_t e = ZLB_ERROR_INIT;
-  zlb_stream_t s1, s2;
-  zlb_event_t a, b;
-  struct order o = {{0}, 0};
-  struct tagged first = {&o, 'a', 30}, second = {&o, 'b', 0};
-  double ms = 0.0;
-  (void)state;
-  assert_int_equal(B->v->stream_create(B, &s1, &e), 0);
-  assert_int_equal(B->v->stream_create(B, &s2, &e), 0);
-  assert_int_equal(B->v->event_create(B, &a, &e), 0);
-  assert_int_equal(B->v->event_create(B, &b, &e), 0);
-  /* The elapsed time is what the stream ran between the events. */
-  assert_int_equal(B->v->event_record(B, a, s1, &e), 0);
-  assert_int_equal(launch(s1, slow, NULL), 0);
-  assert_int_equal(B->v->event_record(B, b, s1, &e), 0);
-  assert_int_equal(B->v->event_elapsed(B, a, b, &ms, &e), 0);
-  assert_true(ms >= 19.0 && ms < 5000.0);
-  /* s2 waits for s1's work enqueued so far: 'a' (30 ms) before 'b'. */
-  assert_int_equal(launch(s1, tag, &first), 0);
-  assert_int_equal(B->v->stream_wait(B, s2, s1, &e), 0);
-  assert_int_equal(launch(s2, tag, &second), 0);
-  assert_int_equal(B->v->stream_sync(B, s2, &e), 0);
-  assert_string_equal(o.log, "ab");
-  B->v->event_destroy(B, a);
-  B->v->event_destroy(B, b);
-  B->v->stream_destroy(B, s1);
-  B->v->stream_destroy(B, s2);
 }
 
 static void test_capture_replay(void **state) {
@@ -244,35 +153,9 @@ static void test_hold(void **state) {
   B->v->stream_destroy(B, s);
 }
 
-/* HIP's current device is per thread: work from a thread that never chose
- * one must still land on the selected device. */
-struct thread_alloc {
-  void *p;
-  int rc;
-};
-static void *alloc_in_thread(void *arg) {
-  struct thread_alloc *t = arg;
-  zlb_error_t e = ZLB_ERROR_INIT;
-  t->rc = B->v->mem_alloc(B, 1 << 20, &t->p, &e);
-  return NULL;
-}
-
 static void test_thread_binding(void **state) {
-  zlb_error_t e = ZLB_ERROR_INIT;
-  struct thread_alloc t = {NULL, -1};
-  pthread_t th;
-  size_t free0, free1, total;
   (void)state;
-  assert_int_equal(zlb_backend_select_device(B, 1, &e), 0);
-  assert_string_equal(B->info.name, "Fake AMD GPU 0");
-  assert_int_equal(B->v->mem_info(B, &free0, &total, &e), 0);
-  assert_int_equal(pthread_create(&th, NULL, alloc_in_thread, &t), 0);
-  pthread_join(th, NULL);
-  assert_int_equal(t.rc, 0);
-  assert_int_equal(B->v->mem_info(B, &free1, &total, &e), 0);
-  assert_int_equal(free0 - free1, 1 << 20);
-  B->v->mem_free(B, t.p);
-  assert_int_equal(zlb_backend_select_device(B, 0, &e), 0);
+  check_thread_binding(1, "Fake AMD GPU 0", 0);
 }
 
 static void test_errors(void **state) {
