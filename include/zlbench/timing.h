@@ -148,6 +148,10 @@ typedef struct zlb_launch {
    * keeps the graph: the graph timer instantiates, replays and destroys
    * its own executable, never the graph. NULL: the timer captures. */
   int (*capture)(void *ctx, int k, zlb_stream_t s, zlb_graph_t *g, zlb_error_t *err);
+  /* The caller has just made a call on this case (the run's accuracy
+   * check): its JIT, autotuning and kernel loading are done, so the
+   * timers skip their own untimed first call. */
+  int primed;
 } zlb_launch_t;
 
 /* A device buffer written before each direct sample to evict caches. */
@@ -161,8 +165,8 @@ int zlb_flush_init(zlb_flush_t *f, zlb_backend_t *b, size_t bytes, zlb_error_t *
 void zlb_flush_release(zlb_flush_t *f, zlb_backend_t *b);
 
 /**
- * One direct measurement (do_bench): one call, an estimate from 5 flushed
- * calls, warm-up and repetition counts from the ms budgets (a zero estimate
+ * One direct measurement (do_bench): one call (unless l->primed), an
+ * estimate from 1 flushed call when it is 1 ms or longer, else from 5, warm-up and repetition counts from the ms budgets (a zero estimate
  * gives 1 warm-up and max_samples repetitions instead of dividing by
  * zero), then per sample: flush, start event, call, end event; one
  * synchronisation at the end. Appends samples to `m`.

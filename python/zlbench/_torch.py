@@ -23,7 +23,37 @@ engine, which instantiates, replays and destroys its own executable; torch
 keeps the graph and its pool until the measurement returns, then ``reset()``
 releases them. The device's RNG state is saved before the measurement and
 restored after it (the eager warm-up calls' random draws are undone).
+
+Every capture on a device draws from one memory pool, made once per
+process (``torch.cuda.graph_pool_handle()``), instead of a new private pool
+per capture. A capture that fails keeps its pool in torch releases before
+the fix of pytorch/pytorch#190348 ("CUDAGraph releases memory after capture
+error"), and ``reset()`` does not give it back: an operator that
+synchronises with the host fails every capture attempt, and each attempt
+kept what its calls allocated (79 GiB in one FlagGems process on an H200).
+With one pool, the next capture reuses those blocks, so a process keeps at
+most what its largest capture needed. The graphs never replay at the same
+time (each lives for one measurement), which is what sharing a pool needs.
+``ZL_TORCH_GRAPH_POOL=private`` gives each capture its own pool, as torch
+does by default.
 """
+
+import os
+
+_POOLS = {}
+
+
+def _graph_pool(torch, device):
+    """The shared capture pool for `device`, or None for private pools."""
+    mode = os.environ.get("ZL_TORCH_GRAPH_POOL", "shared")
+    if mode == "private":
+        return None
+    if mode != "shared":
+        raise ValueError(f"ZL_TORCH_GRAPH_POOL must be 'shared' or 'private', not {mode!r}")
+    pool = _POOLS.get(device)
+    if pool is None:
+        pool = _POOLS[device] = torch.cuda.graph_pool_handle()
+    return pool
 
 
 class TorchAdapter:
@@ -81,10 +111,11 @@ class TorchAdapter:
             raise RuntimeError("this torch has no CUDAGraph(keep_graph=True) (torch 2.7 or "
                                "newer hands its raw graph over)") from None
         side = self._stream(ptr)
+        pool = _graph_pool(torch, self.device)
         gen, real = self._scratch_generator()
         try:
             with torch.cuda.stream(side):
-                g.capture_begin(capture_error_mode="thread_local")
+                g.capture_begin(pool=pool, capture_error_mode="thread_local")
                 failure = None
                 try:
                     for _ in range(k):
@@ -138,4 +169,9 @@ def adapter(torch, device):
             return None
     except Exception:
         return None
+    if os.environ.get("ZL_TORCH_GRAPH_POOL", "shared") not in ("shared", "private"):
+        from . import _lib
+        raise _lib.InvalidArgument("ZL_TORCH_GRAPH_POOL must be 'shared' or 'private', not "
+                                   f"{os.environ['ZL_TORCH_GRAPH_POOL']!r}", _lib.EINVAL,
+                                   "ZLB_EINVAL")
     return TorchAdapter(torch, device)

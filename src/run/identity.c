@@ -243,6 +243,7 @@ void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row) {
     zlb_jw_key_double(jw, zlb__phase_name((zlb__phase_t)p), row->phase_ms[p]);
   zlb_jw_object_end(jw);
   zlb_jw_key_double(jw, "wall_ms", row->wall_ms);
+  zlb_jw_key_double(jw, "first_calls_ms", row->first_calls_ms);
   zlb_jw_key_string(jw, "check", row->check_where);
   zlb_jw_object_end(jw);
 }

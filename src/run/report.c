@@ -135,9 +135,10 @@ void zlb__table_phases(zlb__run_t *r, const zlb__row_t *row) {
   for (int p = 0; p < ZLB__PH_COUNT; p++)
     zlb_strbuf_addf(&sb, "%s%s %.2f", p ? ", " : "", zlb__phase_name((zlb__phase_t)p),
                     row->phase_ms[p]);
-  zlb__emit(r, "%s# phases (ms): %s; wall %.2f%s%s%s\n", zlb__sty(r, STY_DIM), sb.buf,
-            row->wall_ms, row->check_where ? "; check on " : "",
-            row->check_where ? row->check_where : "", zlb__sty(r, STY_NONE));
+  zlb__emit(r, "%s# phases (ms): %s; wall %.2f; first calls %.2f%s%s%s\n",
+            zlb__sty(r, STY_DIM), sb.buf, row->wall_ms, row->first_calls_ms,
+            row->check_where ? "; check on " : "", row->check_where ? row->check_where : "",
+            zlb__sty(r, STY_NONE));
   zlb_strbuf_release(&sb);
 }
 

@@ -38,6 +38,7 @@ typedef struct zlb__row {
   zlb_clocks_t clk[2];      /* before and after the case */
   double phase_ms[ZLB__PH_COUNT];
   double wall_ms;           /* the whole case */
+  double first_calls_ms;    /* of the accuracy phase: each impl's first call (the timers' too) */
   const char *check_where;  /* accuracy check: "device", "host", "none"; NULL before it */
 } zlb__row_t;
 

@@ -68,31 +68,51 @@ static int chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   return rc;
 }
 
-/* First call, then the estimate: 5 flushed calls between one event pair.
- * It includes the flush, as do_bench's does, so it errs on the side of
- * fewer samples. */
-int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
-                    zlb_flush_t *flush, double *est_ms, zlb_error_t *err) {
+/* Event pair around n flushed calls: their total in ms. */
+static int time_flushed(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                        zlb_flush_t *flush, int n, double *ms, zlb_error_t *err) {
   zlb_event_t ev[2] = {NULL, NULL};
-  double ms = 0;
   int rc;
-  if ((rc = l->call(l->ctx, s, err)) || (rc = b->v->stream_sync(b, s, err)))
-    return rc;
   if ((rc = b->v->event_create(b, &ev[0], err)) || (rc = b->v->event_create(b, &ev[1], err)) ||
       (rc = b->v->event_record(b, ev[0], s, err)))
     goto out;
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < n; i++)
     if ((rc = flush_now(b, flush, s, err)) || (rc = l->call(l->ctx, s, err)))
       goto out;
-  if ((rc = b->v->event_record(b, ev[1], s, err)) ||
-      (rc = b->v->event_elapsed(b, ev[0], ev[1], &ms, err)))
+  if ((rc = b->v->event_record(b, ev[1], s, err)) || (rc = b->v->stream_sync(b, s, err)) ||
+      (rc = b->v->event_elapsed(b, ev[0], ev[1], ms, err)))
     goto out;
-  *est_ms = ms / 5.0;
 out:
   for (int i = 0; i < 2; i++)
     if (ev[i])
       b->v->event_destroy(b, ev[i]);
   return rc;
+}
+
+/*
+ * First call (it absorbs JIT, autotuning and kernel loading; skipped when
+ * the caller has just made one, l->primed), then the estimate: one timed
+ * flushed call, which is the estimate when it lasts ZLB__EST_ONE_MS or
+ * more (four more would spend four long calls refining a number that only
+ * sets counts), else 5 flushed calls between one event pair. It includes
+ * the flush, as do_bench's does, so it errs on the side of fewer samples.
+ */
+int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                  zlb_flush_t *flush, double *est_ms, zlb_error_t *err) {
+  double ms = 0;
+  int rc;
+  if (!l->primed && ((rc = l->call(l->ctx, s, err)) || (rc = b->v->stream_sync(b, s, err))))
+    return rc;
+  if ((rc = time_flushed(b, s, l, flush, 1, &ms, err)))
+    return rc;
+  if (ms >= ZLB__EST_ONE_MS) {
+    *est_ms = ms;
+    return 0;
+  }
+  if ((rc = time_flushed(b, s, l, flush, 5, &ms, err)))
+    return rc;
+  *est_ms = ms / 5.0;
+  return 0;
 }
 
 int zlb_time_direct_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,

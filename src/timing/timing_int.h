@@ -51,7 +51,11 @@ int zlb__summarize(const zlb_timing_opts_t *o, const zlb__samples_t *s,
 int zlb__classify(zlb_backend_t *b, const char *what, zlb_graph_phase_t phase,
                   const zlb_error_t *cause, zlb_graph_failure_t *fail, zlb_error_t *err);
 
-/** One call, then the per-call estimate from 5 flushed calls (ms). */
+/* A call at least this long (ms) is its own estimate (zlb__estimate). */
+#define ZLB__EST_ONE_MS 1.0
+
+/** One call (unless l->primed), then the per-call estimate in ms: one
+ * flushed call when it is long, else the mean of 5. */
 int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                   zlb_flush_t *flush, double *est_ms, zlb_error_t *err);
 

@@ -80,6 +80,42 @@ def test_host_sync_falls_back_to_direct(xyz):
     assert zlbench.do_bench_cudagraph(syncs, rep=5) > 0
 
 
+def test_failed_captures_do_not_keep_memory(monkeypatch, capsys):
+    """An fn that synchronises with the host fails every capture; what its
+    calls allocated inside each failed capture must not pile up (one shared
+    capture pool). The private-pool figure is printed for the record."""
+    mib = 1 << 20
+    big = torch.randn(64 * mib, device="cuda")  # 256 MiB
+
+    def syncs():
+        y = big * 2  # 256 MiB, from the capture's pool while capturing
+        y.sum().item()  # a host synchronisation: the capture is refused
+
+    def growth(mode, n=6):
+        monkeypatch.setenv("ZL_TORCH_GRAPH_POOL", mode)
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        base = torch.cuda.memory_reserved()
+        for _ in range(n):
+            r = zlbench.measure(syncs, warmup=1, rep=2)
+            assert r.timer == "direct" and r.fallback is not None, (r.timer, r.marker)
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        return (torch.cuda.memory_reserved() - base) / mib
+
+    shared = growth("shared")
+    private = growth("private")
+    with capsys.disabled():
+        print(f"\nreserved memory kept after 6 refused captures of a 256 MiB fn: "
+              f"shared pool {shared:.0f} MiB, private pools {private:.0f} MiB "
+              f"(torch {torch.__version__})")
+    # At most one capture's allocations (256 MiB) and rounding.
+    assert shared <= 300, f"shared pool kept {shared:.0f} MiB over 6 failed captures"
+    monkeypatch.setenv("ZL_TORCH_GRAPH_POOL", "pool")
+    with pytest.raises(ValueError, match="ZL_TORCH_GRAPH_POOL"):
+        zlbench.measure(syncs, warmup=1, rep=2)
+
+
 def test_failed_capture_leaves_rng_usable():
     # A random draw, then a host synchronisation: the capture is invalidated
     # with the generator registered to it. Afterwards the generator must

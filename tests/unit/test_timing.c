@@ -322,7 +322,9 @@ static void test_repeat_logic(void **state) {
   b->v->stream_destroy(b, s);
 }
 
-/* ---- a backend whose events always read 0 ms (FlagTree's XPU case) ---- */
+/* ---- a backend whose events read z_ms (0: FlagTree's XPU case) ---- */
+
+static double z_ms;
 
 static int z_ok(void) { return 0; }
 static int z_event_create(zlb_backend_t *b, zlb_event_t *ev, zlb_error_t *err) {
@@ -349,7 +351,7 @@ static int z_elapsed(zlb_backend_t *b, zlb_event_t x, zlb_event_t y, double *ms,
   (void)x;
   (void)y;
   (void)err;
-  *ms = 0.0;
+  *ms = z_ms;
   return 0;
 }
 static int z_sync(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
@@ -357,6 +359,20 @@ static int z_sync(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
   (void)s;
   (void)err;
   return 0;
+}
+
+static void zero_backend(zlb_backend_vtbl_t *v, zlb_backend_desc_t *d, zlb_backend_t *b) {
+  memset(v, 0, sizeof(*v));
+  memset(d, 0, sizeof(*d));
+  memset(b, 0, sizeof(*b));
+  v->event_create = z_event_create;
+  v->event_destroy = z_event_destroy;
+  v->event_record = z_record;
+  v->event_elapsed = z_elapsed;
+  v->stream_sync = z_sync;
+  d->name = "zero";
+  b->desc = d;
+  b->v = v;
 }
 
 static void test_zero_estimate(void **state) {
@@ -369,25 +385,48 @@ static void test_zero_estimate(void **state) {
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
   (void)state;
-  memset(&v, 0, sizeof(v));
-  memset(&d, 0, sizeof(d));
-  memset(&b, 0, sizeof(b));
-  v.event_create = z_event_create;
-  v.event_destroy = z_event_destroy;
-  v.event_record = z_record;
-  v.event_elapsed = z_elapsed;
-  v.stream_sync = z_sync;
-  d.name = "zero";
-  b.desc = &d;
-  b.v = &v;
+  zero_backend(&v, &d, &b);
+  z_ms = 0.0;
   memset(&m, 0, sizeof(m));
   o.max_samples = 64;
   assert_int_equal(zlb_time_direct(&b, NULL, &l, &o, NULL, &m, &e), 0);
   assert_int_equal(m.nsamples, 64); /* the cap, not a division by zero */
   assert_true(m.value_ms == 0.0);
-  /* 1 first call + 5 estimate calls + 1 warm-up + 64 samples */
-  assert_int_equal(f.calls, 1 + 5 + 1 + 64);
+  /* 1 first call + 1 probe + 5 estimate calls + 1 warm-up + 64 samples */
+  assert_int_equal(f.calls, 1 + 1 + 5 + 1 + 64);
   zlb_measurement_release(&m);
+}
+
+/* A primed launch (the run's accuracy check made the first call) skips
+ * the timer's own first call; a call of 1 ms or more is its own estimate,
+ * without four more long calls. */
+static void test_primed_and_long_estimate(void **state) {
+  zlb_backend_vtbl_t v;
+  zlb_backend_desc_t d;
+  zlb_backend_t b;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_timing_opts_t o = quick_opts(); /* warm-up 0.2 ms, rep 1 ms */
+  (void)state;
+  zero_backend(&v, &d, &b);
+  for (int primed = 0; primed < 2; primed++)
+    for (int lng = 0; lng < 2; lng++) {
+      struct fake f = {0, 0, 0, 0, 0, 0};
+      zlb_launch_t l = {.call = fake_call, .ctx = &f, .primed = primed};
+      zlb_measurement_t m;
+      long want;
+      memset(&m, 0, sizeof(m));
+      o.max_samples = 64;
+      z_ms = lng ? 3.0 : 0.0;
+      assert_int_equal(zlb_time_direct(&b, NULL, &l, &o, NULL, &m, &e), 0);
+      /* long: probe, 1 warm-up, max(1, 1 / 3) = 1 sample;
+       * short (zero estimate): probe, 5 estimate calls, 1 warm-up, the cap */
+      want = (primed ? 0 : 1) + (lng ? 1 + 1 + 1 : 1 + 5 + 1 + 64);
+      if (f.calls != want)
+        fail_msg("primed %d, long %d: %d calls, want %ld", primed, lng, f.calls, want);
+      assert_true(m.estimate_ms == z_ms);
+      zlb_measurement_release(&m);
+    }
+  z_ms = 0.0;
 }
 
 /* The noise stop: a steady call meets a loose target quickly; an
@@ -868,6 +907,7 @@ int main(void) {
       cmocka_unit_test(test_capture_hook),
       cmocka_unit_test(test_repeat_logic),
       cmocka_unit_test(test_zero_estimate),
+      cmocka_unit_test(test_primed_and_long_estimate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
