@@ -59,10 +59,10 @@ def main():
             for p in PHASES:
                 phase_tot[p] += ph[p]
             first = r.get("first_calls_ms") or 0.0
-            work = ph["timing"] + first
-            setup = r["wall_ms"] - work
-            over = r["wall_ms"] - max(budget, work)
-            if work > budget:
+            busy = ph["timing"] + first
+            setup = r["wall_ms"] - busy
+            over = r["wall_ms"] - max(budget, busy)
+            if busy > budget:
                 long_rows += 1
             # charging the first calls as set-up instead
             over_plain = r["wall_ms"] - (ph["timing"] if ph["timing"] > budget else budget)

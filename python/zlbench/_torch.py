@@ -24,36 +24,41 @@ keeps the graph and its pool until the measurement returns, then ``reset()``
 releases them. The device's RNG state is saved before the measurement and
 restored after it (the eager warm-up calls' random draws are undone).
 
-Every capture on a device draws from one memory pool, made once per
-process (``torch.cuda.graph_pool_handle()``), instead of a new private pool
-per capture. A capture that fails keeps its pool in torch releases before
-the fix of pytorch/pytorch#190348 ("CUDAGraph releases memory after capture
-error"), and ``reset()`` does not give it back: an operator that
-synchronises with the host fails every capture attempt, and each attempt
-kept what its calls allocated (79 GiB in one FlagGems process on an H200).
-With one pool, the next capture reuses those blocks, so a process keeps at
-most what its largest capture needed. The graphs never replay at the same
-time (each lives for one measurement), which is what sharing a pool needs.
-``ZL_TORCH_GRAPH_POOL=private`` gives each capture its own pool, as torch
-does by default.
+Each capture has its own memory pool, as torch's default, but made here
+(``torch.cuda.graph_pool_handle()``) so that its id is known when the
+capture fails. torch releases before the fix of pytorch/pytorch#190348
+("CUDAGraph releases memory after capture error") never end a failed
+capture's allocation to its pool: the pool stays marked as recording, keeps
+every block the capture's calls allocated, and while it is marked the
+allocator defers frees process-wide. An operator that synchronises with the
+host fails every capture attempt, so a FlagGems process kept 79 GiB on an
+H200 (1.5 GiB after six refused captures of a 256 MiB function, measured).
+After a failed capture the adapter ends the allocation to that pool and
+releases it (``torch._C._cuda_endAllocateToPool``/``_cuda_releasePool``);
+where torch already did (releases with the fix), ending it again is refused
+and nothing more is done. ``ZL_TORCH_RELEASE_FAILED_CAPTURE=0`` leaves it
+to torch.
 """
 
 import os
 
-_POOLS = {}
 
-
-def _graph_pool(torch, device):
-    """The shared capture pool for `device`, or None for private pools."""
-    mode = os.environ.get("ZL_TORCH_GRAPH_POOL", "shared")
-    if mode == "private":
-        return None
-    if mode != "shared":
-        raise ValueError(f"ZL_TORCH_GRAPH_POOL must be 'shared' or 'private', not {mode!r}")
-    pool = _POOLS.get(device)
-    if pool is None:
-        pool = _POOLS[device] = torch.cuda.graph_pool_handle()
-    return pool
+def _release_failed(torch, device, pool):
+    """End and release a failed capture's pool (see the module's text)."""
+    if os.environ.get("ZL_TORCH_RELEASE_FAILED_CAPTURE", "1") == "0":
+        return
+    end = getattr(torch._C, "_cuda_endAllocateToPool", None)
+    release = getattr(torch._C, "_cuda_releasePool", None)
+    if end is None or release is None:
+        return
+    try:
+        end(device, pool)
+    except RuntimeError:
+        return  # not recording: torch ended the allocation itself
+    try:
+        release(device, pool)
+    except RuntimeError:
+        pass
 
 
 class TorchAdapter:
@@ -93,7 +98,6 @@ class TorchAdapter:
             raise
 
     def end(self, session):
-        torch = self.torch
         try:
             if self._ctx is not None:
                 self._ctx.__exit__(None, None, None)
@@ -111,7 +115,7 @@ class TorchAdapter:
             raise RuntimeError("this torch has no CUDAGraph(keep_graph=True) (torch 2.7 or "
                                "newer hands its raw graph over)") from None
         side = self._stream(ptr)
-        pool = _graph_pool(torch, self.device)
+        pool = torch.cuda.graph_pool_handle()
         gen, real = self._scratch_generator()
         try:
             with torch.cuda.stream(side):
@@ -129,20 +133,24 @@ class TorchAdapter:
                         failure = exc
                 if failure is not None:
                     self.release(g)
+                    _release_failed(torch, self._index(), pool)
                     raise failure
         finally:
             if gen is not None:
                 gen.graphsafe_set_state(real)
         return g, g.raw_cuda_graph()
 
+    def _index(self):
+        torch = self.torch
+        return self.device if isinstance(self.device, int) else (
+            torch.device(self.device).index or 0)
+
     def _scratch_generator(self):
         """Put a copy of the default CUDA generator's state in place for the
         capture; (generator, its real state), or (None, None) where this
         torch lacks the calls (before 2.4)."""
         torch = self.torch
-        idx = self.device if isinstance(self.device, int) else (
-            torch.device(self.device).index or 0)
-        gen = torch.cuda.default_generators[idx]
+        gen = torch.cuda.default_generators[self._index()]
         if not (hasattr(gen, "graphsafe_get_state") and hasattr(gen, "clone_state")):
             return None, None
         real = gen.graphsafe_get_state()
@@ -169,9 +177,9 @@ def adapter(torch, device):
             return None
     except Exception:
         return None
-    if os.environ.get("ZL_TORCH_GRAPH_POOL", "shared") not in ("shared", "private"):
+    if os.environ.get("ZL_TORCH_RELEASE_FAILED_CAPTURE", "1") not in ("0", "1"):
         from . import _lib
-        raise _lib.InvalidArgument("ZL_TORCH_GRAPH_POOL must be 'shared' or 'private', not "
-                                   f"{os.environ['ZL_TORCH_GRAPH_POOL']!r}", _lib.EINVAL,
-                                   "ZLB_EINVAL")
+        raise _lib.InvalidArgument(
+            "ZL_TORCH_RELEASE_FAILED_CAPTURE must be 0 or 1, not "
+            f"{os.environ['ZL_TORCH_RELEASE_FAILED_CAPTURE']!r}", _lib.EINVAL, "ZLB_EINVAL")
     return TorchAdapter(torch, device)

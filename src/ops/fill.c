@@ -130,7 +130,7 @@ static void fill_chunk(void *ctx, int64_t k, int64_t a, int64_t b) {
  * big tensors are filled in chunks on several threads. The values do not
  * depend on the split.
  */
-#define FILL_CHUNK ((int64_t)1 << 20)
+#define FILL_CHUNK ((int64_t)1 << 18)
 
 void zlb_fill_host(const zlb_tensor_t *t, void *host, uint64_t seed) {
   struct fill_job j = {t, host, seed ^ 0x243f6a8885a308d3ull};
