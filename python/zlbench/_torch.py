@@ -36,11 +36,15 @@ H200 (1.5 GiB after six refused captures of a 256 MiB function, measured).
 After a failed capture the adapter ends the allocation to that pool and
 releases it (``torch._C._cuda_endAllocateToPool``/``_cuda_releasePool``);
 where torch already did (releases with the fix), ending it again is refused
-and nothing more is done. ``ZL_TORCH_RELEASE_FAILED_CAPTURE=0`` leaves it
+and nothing more is done. The failure's traceback is cleared of its
+finished frames' locals, which hold the tensors the calls made: the result
+keeps the exception, and its reference cycle would keep them until a
+garbage collection. ``ZL_TORCH_RELEASE_FAILED_CAPTURE=0`` leaves the pool
 to torch.
 """
 
 import os
+import traceback
 
 
 def _release_failed(torch, device, pool):
@@ -134,6 +138,10 @@ class TorchAdapter:
                 if failure is not None:
                     self.release(g)
                     _release_failed(torch, self._index(), pool)
+                    # The traceback's finished frames hold fn's locals (the
+                    # tensors its calls made); with the exception kept in
+                    # the result they would live until a garbage collection.
+                    traceback.clear_frames(failure.__traceback__)
                     raise failure
         finally:
             if gen is not None:
