@@ -1,5 +1,28 @@
-import gc, os, sys
-import torch
+"""What a failed CUDA-graph capture keeps in torch, one variant per process.
+
+Six captures of a function that allocates 256 MiB and then synchronises
+with the host (so each capture is refused); then the reserved memory that
+an empty_cache() does not give back, per capture pool:
+
+  raw            torch alone (CUDAGraph, a pool handle per capture)
+  raw_end        the same, then _cuda_endAllocateToPool and _cuda_releasePool
+  raw_keep_exc   raw, keeping the exceptions
+  zlb_norelease  zlbench.measure with ZL_TORCH_RELEASE_FAILED_CAPTURE=0
+  zlb_release    zlbench.measure as shipped
+
+Usage (repository root, a CUDA machine with torch):
+  PYTHONPATH=python ZL_LIB_DIR=<build>/lib python3 bench/python/failed_capture_memory.py VARIANT
+"""
+import gc
+import os
+import sys
+
+VARIANTS = ("raw", "raw_end", "raw_keep_exc", "zlb_norelease", "zlb_release")
+if len(sys.argv) != 2 or sys.argv[1] not in VARIANTS:
+    sys.exit("usage: failed_capture_memory.py " + "|".join(VARIANTS))
+
+import torch  # noqa: E402
+
 sys.path.insert(0, "python")
 MiB = 1 << 20
 v = sys.argv[1]
