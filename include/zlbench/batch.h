@@ -150,6 +150,9 @@ typedef struct zlb_batch_result {
   int total, done, skipped, replayed, ok, failed;
   int interrupted;
   double seconds;
+  /* The operators not ok, by status, most first: "11 failed, 1 skipped";
+   * "" when every finished operator is ok. */
+  char not_ok[256];
 } zlb_batch_result_t;
 
 /**

@@ -165,6 +165,40 @@ void zlb__servers_poll(zlb__batch_t *b, int stop) {
   }
 }
 
+/* res->not_ok: the finished operators that are not ok, counted by status,
+ * the most frequent first (ties in order of first appearance). */
+static void not_ok_breakdown(const zlb__batch_t *b, zlb_batch_result_t *res) {
+  const char *st[32];
+  int n[32], k = 0;
+  size_t len = 0;
+  res->not_ok[0] = '\0';
+  for (size_t i = 0; i < b->njobs; i++) {
+    const zlb__job_t *j = &b->jobs[i];
+    int s;
+    if (j->state != ZLB__JOB_DONE || zlb__status_is_ok(j->row.status))
+      continue;
+    for (s = 0; s < k && strcmp(st[s], j->row.status); s++)
+      ;
+    if (s == k) {
+      if (k == 32)
+        continue; /* more kinds than a line shows */
+      st[k] = j->row.status;
+      n[k++] = 0;
+    }
+    n[s]++;
+  }
+  for (int done = 0; done < k; done++) {
+    int best = -1;
+    for (int s = 0; s < k; s++)
+      if (n[s] > 0 && (best < 0 || n[s] > n[best]))
+        best = s;
+    if (len < sizeof(res->not_ok))
+      len += (size_t)snprintf(res->not_ok + len, sizeof(res->not_ok) - len, "%s%d %s",
+                              len ? ", " : "", n[best], st[best]);
+    n[best] = -n[best]; /* taken */
+  }
+}
+
 int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_t *err) {
   zlb__batch_t b;
   zlb__registered_t reg;
@@ -397,6 +431,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   if (zlb__batch_write_identity(&b, 1, &e))
     zlb__batch_stop(&b, &e);
   res->seconds = zlb_now_s() - b.t0;
+  not_ok_breakdown(&b, res);
   if (b.fatal.code) {
     if (err)
       *err = b.fatal;

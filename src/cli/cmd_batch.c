@@ -351,8 +351,9 @@ int zlb_cmd_batch(int argc, char **argv) {
     code = zlb_cli_fail(&err);
     goto done;
   }
-  printf("zlbench batch: %d operators: %d ok, %d failed, %d resumed, %d replayed in %.1f s\n",
-         res.total, res.ok, res.failed, res.skipped, res.replayed, res.seconds);
+  printf("zlbench batch: %d operators: %d ok, %d failed%s%s%s, %d resumed, %d replayed in %.1f s\n",
+         res.total, res.ok, res.failed, res.not_ok[0] ? " (" : "", res.not_ok,
+         res.not_ok[0] ? ")" : "", res.skipped, res.replayed, res.seconds);
   printf("results: %s (ops_status.csv, summary.csv, ops/<op>/run.log)\n", o.out_dir);
   if (rc == ZLB_EINTR) {
     printf("interrupted: run the same command again to resume\n");

@@ -15,6 +15,15 @@ expect_rc 1 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops "$OPS" \
   --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
 S="$OUT/ops_status.csv"
 expect_in "$TMP/out" "results: $OUT"
+# The last line counts the operators that are not ok by status, most first.
+line=$(grep '^zlbench batch: 11 operators: ' "$TMP/out")
+case "$line" in
+*"5 ok, 6 failed (2 timeout, "*) ;;
+*) fail "the batch's last line: '$line'" ;;
+esac
+for st in failed_rows failed crashed partial; do
+  echo "$line" | grep -Eq "(\(|, )1 $st(,|\))" || fail "the batch's last line lacks '1 $st': '$line'"
+done
 
 check() { # op status attempts level
   st=$(csv_field "$S" "$1" status)
