@@ -21,6 +21,23 @@ for f in "$TMP/v/run.log" "$TMP/out"; do
   [ "$n" = "$rows" ] || fail "$f: $n phases lines after $rows rows"
 done
 
+# The phases line names the implementations' first calls, and the JSON
+# row has every phase, the first calls within the accuracy phase, and a
+# wall time that covers the phases.
+expect_in "$TMP/v/run.log" "; first calls "
+expect_rc 0 R --out "$TMP/j" --json "$TMP/j.json"
+python3 - "$TMP/j.json" <<'PY' || fail "the JSON rows' phases and first calls"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows
+for r in rows:
+    ph = r["phases_ms"]
+    assert sorted(ph) == sorted(["describe", "allocate", "fill", "prepare", "accuracy",
+                                 "timing", "release"]), ph
+    assert 0 < r["first_calls_ms"] <= ph["accuracy"], (r["first_calls_ms"], ph)
+    assert r["wall_ms"] >= sum(ph.values()) - 0.5, (r["wall_ms"], ph)
+PY
+
 ZL_VERBOSE=1 expect_rc 0 R --out "$TMP/e"
 expect_in "$TMP/e/run.log" "# phases (ms): "
 ZL_VERBOSE=0 expect_rc 0 R --out "$TMP/e0"
