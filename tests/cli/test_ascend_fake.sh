@@ -4,6 +4,7 @@
 # queue timer has no hold to use), every verdict path driven by injected
 # faults, and batch pinning each child to its device.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fake_vendor.sh"
 : "${ZLB_FAKE_ACL:?ZLB_FAKE_ACL must point at the fake libascendcl.so}"
 : "${ZLB_FAKE_ACL_NOSYM:?}"
 : "${ZLB_FAKE_ACL_OPS:?}"
@@ -78,56 +79,12 @@ ZL_FAKE_MEM_BYTES=65536 expect_rc 3 "$ZLBENCH" run fake_copy $R --out "$TMP/m"
 expect_in "$TMP/err" "aclrtMalloc: ACL_ERROR_RT_MEMORY_ALLOCATION (207001)"
 
 # ---- verdicts ---------------------------------------------------------------
-# Refused: a candidate that synchronises inside capture falls back per shape.
-expect_rc 0 "$ZLBENCH" run fake_sync $R --dtypes float32 --out "$TMP/v1"
-expect_in "$TMP/out" "candidate:fallback(phase=capture,reason=ACL_ERROR_RT_STREAM_CAPTURED,repeat=1)"
-ZL_FAKE_CAPTURE=invalidate expect_rc 0 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v2"
-expect_in "$TMP/out" "fallback(phase=capture,reason=ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED,repeat=1)"
-ZL_FAKE_CAPTURE=unsupported expect_rc 0 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v2b"
-expect_in "$TMP/out" "fallback(phase=capture,reason=ACL_ERROR_RT_STREAM_CAPTURED,repeat=1)"
-# Fatal: a device fault fails the operator, no latency, exit 4.
-expect_rc 4 "$ZLBENCH" run fake_fault $R --dtypes float32 --out "$TMP/v4"
-expect_in "$TMP/out" "fatal(phase=accuracy,reason=ACL_ERROR_RT_DEVICE_MEM_ERROR)"
-grep -E '^FAILED +N/A +N/A ' "$TMP/out" >/dev/null || { cat "$TMP/out"; fail "a latency for a faulting kernel"; }
-# A fault while timing (the 5th host function), and a lost device.
-ZL_FAKE_FAULT_AT=5 expect_rc 4 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v5"
-expect_in "$TMP/err" "ACL_ERROR_RT_DEVICE_MEM_ERROR (507053)"
-ZL_FAKE_FAULT=lost expect_rc 4 "$ZLBENCH" run fake_fault $R --dtypes float32 --out "$TMP/v6"
-expect_in "$TMP/out" "reason=ACL_ERROR_RT_LOST_HEARTBEAT"
-# Poisoned: the capture broke the context; exit 5.
-ZL_FAKE_CAPTURE=poison expect_rc 5 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v7"
-expect_in "$TMP/out" "poisoned(phase=capture,reason=ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED)"
-expect_in "$TMP/err" "BENCHMARK_CAPTURE_POISONED"
+fake_verdicts "$R" ACL_ERROR_RT_STREAM_CAPTURED ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED \
+  ACL_ERROR_RT_STREAM_CAPTURED ACL_ERROR_RT_DEVICE_MEM_ERROR 507053 ACL_ERROR_RT_LOST_HEARTBEAT
 
 # ---- batch: pinning, and a device fault costs only its operator -----------
-OUT="$TMP/b1"
-expect_rc 1 "$ZLBENCH" batch --backend ascend --lib "$ZLB_FAKE_ACL_OPS" --shape-file "$SHAPES" $QUICK \
-  --ops fake_copy,fake_scale,fake_sync,fake_fault --timeout 30 --out "$OUT"
-S="$OUT/ops_status.csv"
-for op in fake_copy fake_scale fake_sync; do
-  [ "$(csv_field "$S" $op status)" = ok ] || fail "$op: status $(csv_field "$S" $op status)"
-  # Each child saw only its device, as ordinal 0: the physical one its
-  # ASCEND_RT_VISIBLE_DEVICES named.
-  dev=$(csv_field "$S" $op device)
-  [ "$dev" = "$(fnv_slot $op 2)" ] || fail "$op ran on device $dev"
-  expect_in "$OUT/ops/$op/run.log" "backend=ascend  device=0 (Ascend910B-fake-N$dev)"
-done
-[ "$(csv_field "$S" fake_fault status)" = fatal ] || fail "fake_fault: status $(csv_field "$S" fake_fault status)"
-expect_in "$S" "ACL_ERROR_RT_DEVICE_MEM_ERROR (507053)"
-expect_in "$OUT/ops/fake_sync/run.log" "reason=ACL_ERROR_RT_STREAM_CAPTURED"
-# A poisoned capture: the batch re-runs the operator with capture denied.
-OUT="$TMP/b2"
-ZL_FAKE_CAPTURE=poison expect_rc 0 "$ZLBENCH" batch --backend npu --devices 1 --lib "$ZLB_FAKE_ACL_OPS" \
-  --shape-file "$SHAPES" $QUICK --ops fake_copy --timeout 30 --out "$OUT"
-[ "$(csv_field "$OUT/ops_status.csv" fake_copy status)" = ok_capture_denied ] ||
-  { cat "$OUT/ops_status.csv"; fail "poisoned capture not re-run with capture denied"; }
-expect_in "$OUT/ops/fake_copy/run.log" "fallback(phase=deny,repeat=1)"
-expect_in "$OUT/ops/fake_copy/run.log" "(Ascend910B-fake-N1)"
+fake_batch ascend npu "$ZLB_FAKE_ACL_OPS" "Ascend910B-fake-N" ACL_ERROR_RT_STREAM_CAPTURED \
+  ACL_ERROR_RT_DEVICE_MEM_ERROR 507053
 # A device fault that ends the process: only that operator.
-OUT="$TMP/b3"
-ZL_FAKE_FAULT=abort expect_rc 1 "$ZLBENCH" batch --backend ascend --lib "$ZLB_FAKE_ACL_OPS" \
-  --shape-file "$SHAPES" $QUICK --ops fake_copy,fake_fault --timeout 30 --out "$OUT"
-[ "$(csv_field "$OUT/ops_status.csv" fake_copy status)" = ok ] || fail "fake_copy did not survive"
-[ "$(csv_field "$OUT/ops_status.csv" fake_fault status)" = crashed ] || fail "fake_fault did not crash"
-expect_in "$OUT/ops_status.csv" "signal SIGABRT: fake ACL runtime: device memory fault on NPU"
+fake_abort ascend "$ZLB_FAKE_ACL_OPS" "fake ACL runtime: device memory fault on NPU"
 echo "ok: ascend on the fake ACL runtime"

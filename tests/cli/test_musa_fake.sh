@@ -6,6 +6,7 @@
 # shares the backend's declarations (src/device/musa_api.h): this proves
 # the backend's logic, not the MUSA API itself.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fake_vendor.sh"
 : "${ZLB_FAKE_MUSA:?ZLB_FAKE_MUSA must point at the fake libmusart.so.1}"
 : "${ZLB_FAKE_MUSA_NOSYM:?}"
 : "${ZLB_FAKE_MUSA_MIN:?}"
@@ -93,55 +94,15 @@ ZL_FAKE_MEM_BYTES=65536 expect_rc 3 "$ZLBENCH" run fake_copy $R --out "$TMP/m"
 expect_in "$TMP/err" "musaMalloc: musaErrorMemoryAllocation (2): out of memory"
 
 # ---- verdicts ---------------------------------------------------------------
-# Refused: a candidate that synchronises inside capture falls back per shape.
-expect_rc 0 "$ZLBENCH" run fake_sync $R --dtypes float32 --out "$TMP/v1"
-expect_in "$TMP/out" "candidate:fallback(phase=capture,reason=musaErrorStreamCaptureUnsupported,repeat=1)"
-ZL_FAKE_CAPTURE=invalidate expect_rc 0 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v2"
-expect_in "$TMP/out" "fallback(phase=capture,reason=musaErrorStreamCaptureInvalidated,repeat=1)"
-ZL_FAKE_CAPTURE=unsupported expect_rc 0 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v2u"
-expect_in "$TMP/out" "fallback(phase=capture,reason=musaErrorStreamCaptureUnsupported,repeat=1)"
-# Fatal: a device fault fails the operator, no latency, exit 4.
-expect_rc 4 "$ZLBENCH" run fake_fault $R --dtypes float32 --out "$TMP/v4"
-expect_in "$TMP/out" "fatal(phase=accuracy,reason=musaErrorIllegalAddress)"
-grep -E '^FAILED +N/A +N/A ' "$TMP/out" >/dev/null || { cat "$TMP/out"; fail "a latency for a faulting kernel"; }
-# A fault while timing (the 5th host function), and a lost context.
-ZL_FAKE_FAULT_AT=5 expect_rc 4 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v5"
-expect_in "$TMP/err" "musaErrorIllegalAddress (700)"
-ZL_FAKE_FAULT=lost expect_rc 4 "$ZLBENCH" run fake_fault $R --dtypes float32 --out "$TMP/v6"
-expect_in "$TMP/out" "reason=musaErrorContextIsDestroyed"
-# Poisoned: the capture broke the context; exit 5.
-ZL_FAKE_CAPTURE=poison expect_rc 5 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v7"
-expect_in "$TMP/out" "poisoned(phase=capture,reason=musaErrorStreamCaptureInvalidated)"
-expect_in "$TMP/err" "BENCHMARK_CAPTURE_POISONED"
+fake_verdicts "$R" musaErrorStreamCaptureUnsupported musaErrorStreamCaptureInvalidated \
+  musaErrorStreamCaptureUnsupported musaErrorIllegalAddress 700 musaErrorContextIsDestroyed
 
 # ---- batch: pinning, and a device fault costs only its operator -----------
-OUT="$TMP/b1"
-expect_rc 1 "$ZLBENCH" batch --backend musa --lib "$ZLB_FAKE_MUSA_OPS" --shape-file "$SHAPES" $QUICK \
-  --ops fake_copy,fake_scale,fake_sync,fake_fault --timeout 30 --out "$OUT"
-S="$OUT/ops_status.csv"
-for op in fake_copy fake_scale fake_sync; do
-  [ "$(csv_field "$S" $op status)" = ok ] || fail "$op: status $(csv_field "$S" $op status)"
-  # Each child saw only its device, as ordinal 0: the physical one its
-  # MUSA_VISIBLE_DEVICES named.
-  dev=$(csv_field "$S" $op device)
-  [ "$dev" = "$(fnv_slot $op 2)" ] || fail "$op ran on device $dev"
-  expect_in "$OUT/ops/$op/run.log" "backend=musa  device=0 (Fake Moore Threads GPU $dev)"
-done
-[ "$(csv_field "$S" fake_fault status)" = fatal ] || fail "fake_fault: status $(csv_field "$S" fake_fault status)"
-expect_in "$S" "musaErrorIllegalAddress (700)"
-expect_in "$OUT/ops/fake_sync/run.log" "reason=musaErrorStreamCaptureUnsupported"
+fake_batch musa musa "$ZLB_FAKE_MUSA_OPS" "Fake Moore Threads GPU " \
+  musaErrorStreamCaptureUnsupported musaErrorIllegalAddress 700
 # The batch grants what the parent's MUSA_VISIBLE_DEVICES shows, and the
 # child's value is the physical device, not the parent's ordinal.
-OUT="$TMP/b1v"
 ZL_FAKE_DEVICES=4 MUSA_VISIBLE_DEVICES=3 expect_rc 0 "$ZLBENCH" batch --backend musa \
-  --lib "$ZLB_FAKE_MUSA_OPS" --shape-file "$SHAPES" $QUICK --ops fake_copy --timeout 30 --out "$OUT"
-expect_in "$OUT/ops/fake_copy/run.log" "(Fake Moore Threads GPU 3)"
-# A poisoned capture: the batch re-runs the operator with capture denied.
-OUT="$TMP/b2"
-ZL_FAKE_CAPTURE=poison expect_rc 0 "$ZLBENCH" batch --backend musa --devices 1 --lib "$ZLB_FAKE_MUSA_OPS" \
-  --shape-file "$SHAPES" $QUICK --ops fake_copy --timeout 30 --out "$OUT"
-[ "$(csv_field "$OUT/ops_status.csv" fake_copy status)" = ok_capture_denied ] ||
-  { cat "$OUT/ops_status.csv"; fail "poisoned capture not re-run with capture denied"; }
-expect_in "$OUT/ops/fake_copy/run.log" "fallback(phase=deny,repeat=1)"
-expect_in "$OUT/ops/fake_copy/run.log" "(Fake Moore Threads GPU 1)"
+  --lib "$ZLB_FAKE_MUSA_OPS" --shape-file "$SHAPES" $QUICK --ops fake_copy --timeout 30 --out "$TMP/b1v"
+expect_in "$TMP/b1v/ops/fake_copy/run.log" "(Fake Moore Threads GPU 3)"
 echo "ok: musa on the fake MUSA runtime"

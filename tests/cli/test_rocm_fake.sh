@@ -5,6 +5,7 @@
 # its device. The real libamdhip64.so.5, where installed, is the "runtime
 # present, no device" case.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fake_vendor.sh"
 : "${ZLB_FAKE_HIP:?ZLB_FAKE_HIP must point at the fake libamdhip64.so.6}"
 : "${ZLB_FAKE_HIP_NOSYM:?}"
 : "${ZLB_FAKE_HIP_OPS:?}"
@@ -87,57 +88,15 @@ ZL_FAKE_MEM_BYTES=65536 expect_rc 3 "$ZLBENCH" run fake_copy $R --out "$TMP/m"
 expect_in "$TMP/err" "hipMalloc: hipErrorOutOfMemory (2)"
 
 # ---- verdicts ---------------------------------------------------------------
-# Refused: a candidate that synchronises inside capture falls back per shape.
-expect_rc 0 "$ZLBENCH" run fake_sync $R --dtypes float32 --out "$TMP/v1"
-expect_in "$TMP/out" "candidate:fallback(phase=capture,reason=hipErrorStreamCaptureUnsupported,repeat=1)"
-ZL_FAKE_CAPTURE=invalidate expect_rc 0 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v2"
-expect_in "$TMP/out" "fallback(phase=capture,reason=hipErrorStreamCaptureInvalidated,repeat=1)"
+fake_verdicts "$R" hipErrorStreamCaptureUnsupported hipErrorStreamCaptureInvalidated \
+  hipErrorStreamCaptureUnsupported hipErrorIllegalAddress 700 hipErrorContextIsDestroyed
 # A hold the device refuses: the queue timer falls back the same way.
 ZL_FAKE_NO_WAIT_VALUE=1 expect_rc 0 "$ZLBENCH" run fake_copy $R --timer queue --dtypes float32 --out "$TMP/v3"
 expect_in "$TMP/out" "fallback(phase=hold,reason=hipErrorNotSupported,repeat=1)"
-# Fatal: a device fault fails the operator, no latency, exit 4.
-expect_rc 4 "$ZLBENCH" run fake_fault $R --dtypes float32 --out "$TMP/v4"
-expect_in "$TMP/out" "fatal(phase=accuracy,reason=hipErrorIllegalAddress)"
-grep -E '^FAILED +N/A +N/A ' "$TMP/out" >/dev/null || { cat "$TMP/out"; fail "a latency for a faulting kernel"; }
-# A fault while timing (the 5th host function), and a lost context.
-ZL_FAKE_FAULT_AT=5 expect_rc 4 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v5"
-expect_in "$TMP/err" "hipErrorIllegalAddress (700)"
-ZL_FAKE_FAULT=lost expect_rc 4 "$ZLBENCH" run fake_fault $R --dtypes float32 --out "$TMP/v6"
-expect_in "$TMP/out" "reason=hipErrorContextIsDestroyed"
-# Poisoned: the capture broke the context; exit 5.
-ZL_FAKE_CAPTURE=poison expect_rc 5 "$ZLBENCH" run fake_copy $R --dtypes float32 --out "$TMP/v7"
-expect_in "$TMP/out" "poisoned(phase=capture,reason=hipErrorStreamCaptureInvalidated)"
-expect_in "$TMP/err" "BENCHMARK_CAPTURE_POISONED"
 
 # ---- batch: pinning, and a device fault costs only its operator -----------
-OUT="$TMP/b1"
-expect_rc 1 "$ZLBENCH" batch --backend rocm --lib "$ZLB_FAKE_HIP_OPS" --shape-file "$SHAPES" $QUICK \
-  --ops fake_copy,fake_scale,fake_sync,fake_fault --timeout 30 --out "$OUT"
-S="$OUT/ops_status.csv"
-for op in fake_copy fake_scale fake_sync; do
-  [ "$(csv_field "$S" $op status)" = ok ] || fail "$op: status $(csv_field "$S" $op status)"
-  # Each child saw only its device, as ordinal 0: the physical one its
-  # HIP_VISIBLE_DEVICES named.
-  dev=$(csv_field "$S" $op device)
-  [ "$dev" = "$(fnv_slot $op 2)" ] || fail "$op ran on device $dev"
-  expect_in "$OUT/ops/$op/run.log" "backend=rocm  device=0 (Fake AMD GPU $dev)"
-done
-[ "$(csv_field "$S" fake_fault status)" = fatal ] || fail "fake_fault: status $(csv_field "$S" fake_fault status)"
-expect_in "$S" "hipErrorIllegalAddress (700)"
-expect_in "$OUT/ops/fake_sync/run.log" "reason=hipErrorStreamCaptureUnsupported"
-# A poisoned capture: the batch re-runs the operator with capture denied.
-OUT="$TMP/b2"
-ZL_FAKE_CAPTURE=poison expect_rc 0 "$ZLBENCH" batch --backend hip --devices 1 --lib "$ZLB_FAKE_HIP_OPS" \
-  --shape-file "$SHAPES" $QUICK --ops fake_copy --timeout 30 --out "$OUT"
-[ "$(csv_field "$OUT/ops_status.csv" fake_copy status)" = ok_capture_denied ] ||
-  { cat "$OUT/ops_status.csv"; fail "poisoned capture not re-run with capture denied"; }
-expect_in "$OUT/ops/fake_copy/run.log" "fallback(phase=deny,repeat=1)"
-expect_in "$OUT/ops/fake_copy/run.log" "(Fake AMD GPU 1)"
+fake_batch rocm hip "$ZLB_FAKE_HIP_OPS" "Fake AMD GPU " hipErrorStreamCaptureUnsupported \
+  hipErrorIllegalAddress 700
 # A GPU memory fault aborts the process, as ROCr does: only that operator.
-OUT="$TMP/b3"
-ZL_FAKE_FAULT=abort expect_rc 1 "$ZLBENCH" batch --backend rocm --lib "$ZLB_FAKE_HIP_OPS" \
-  --shape-file "$SHAPES" $QUICK --ops fake_copy,fake_fault --timeout 30 --out "$OUT"
-[ "$(csv_field "$OUT/ops_status.csv" fake_copy status)" = ok ] || fail "fake_copy did not survive"
-[ "$(csv_field "$OUT/ops_status.csv" fake_fault status)" = crashed ] || fail "fake_fault did not crash"
-expect_in "$OUT/ops_status.csv" "signal SIGABRT: Memory access fault by GPU node-"
+fake_abort rocm "$ZLB_FAKE_HIP_OPS" "Memory access fault by GPU node-"
 echo "ok: rocm on the fake HIP runtime"
