@@ -1,14 +1,12 @@
 /* `zlbench compare`: load two sets of results (results.json files with the
  * run_identity.json beside each), match their rows, check the calibers,
  * give each pair a verdict and render the comparison. docs/compare.md. */
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "report/report_int.h"
 #include "zlbench/compare.h"
 #include "zlbench/json.h"
 
@@ -247,52 +245,7 @@ out:
   return rc;
 }
 
-/* The results.json files under root/rel (relative paths). */
-static int collect(const char *root, const char *rel, zlb_strvec_t *out, zlb_error_t *err) {
-  zlb_strbuf_t path = ZLB_STRBUF_INIT, child = ZLB_STRBUF_INIT, full = ZLB_STRBUF_INIT;
-  struct dirent *de;
-  struct stat st;
-  DIR *d;
-  int rc = 0;
-  if (*rel)
-    zlb_path_join(&path, root, rel);
-  else
-    zlb_strbuf_addstr(&path, root);
-  d = opendir(path.buf);
-  if (!d) {
-    rc = zlb_error_set(err, ZLB_EIO, "cannot read folder '%s': %s", path.buf, strerror(errno));
-    goto out;
-  }
-  while ((de = readdir(d)) != NULL && !rc) {
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-      continue;
-    zlb_strbuf_reset(&child);
-    if (*rel)
-      zlb_path_join(&child, rel, de->d_name);
-    else
-      zlb_strbuf_addstr(&child, de->d_name);
-    zlb_strbuf_reset(&full);
-    zlb_path_join(&full, root, child.buf);
-    if (lstat(full.buf, &st) != 0)
-      continue;
-    if (S_ISDIR(st.st_mode)) {
-      if (strcmp(de->d_name, "attempts"))
-        rc = collect(root, child.buf, out, err);
-    } else if (S_ISREG(st.st_mode) && !strcmp(de->d_name, "results.json")) {
-      if (out->n >= ZLB_RES_MAX_FILES)
-        rc = zlb_error_set(err, ZLB_EPARSE, "more than %d results files under '%s'",
-                           ZLB_RES_MAX_FILES, root);
-      else
-        zlb_strvec_push(out, child.buf);
-    }
-  }
-  closedir(d);
-out:
-  zlb_strbuf_release(&path);
-  zlb_strbuf_release(&child);
-  zlb_strbuf_release(&full);
-  return rc;
-}
+static int is_results_name(const char *name) { return !strcmp(name, "results.json"); }
 
 /* Load one results file and the identity beside it. `shown` names it. */
 static int load_file(zlb_res_set_t *s, const char *full, const char *shown, zlb_error_t *err) {
@@ -336,7 +289,8 @@ int zlb_res_load(zlb_res_set_t *s, const char *path, zlb_error_t *err) {
       return zlb_error_set(err, ZLB_ENOTFOUND, "'%s' does not exist", path);
     return load_file(s, path, path, err);
   }
-  if ((rc = collect(path, "", &files, err)))
+  if ((rc = zlb__collect_files(path, is_results_name, ZLB_RES_MAX_FILES, "results files",
+                                &files, err)))
     goto out;
   if (!files.n) {
     rc = zlb_error_set(err, ZLB_ENOTFOUND,

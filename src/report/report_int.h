@@ -4,7 +4,18 @@
 
 #include <stddef.h>
 
+#include "zlbench/base.h"
 #include "zlbench/report.h"
+
+/*
+ * Append to `out` the paths, relative to `root`, of the regular files
+ * below it whose name `want` accepts, in directory order. Folders named
+ * "attempts" (a batch's superseded attempts) are not entered. With `max`
+ * non-zero, one file more is ZLB_EPARSE ("more than MAX WHAT under
+ * 'ROOT'"); an unreadable folder is ZLB_EIO.
+ */
+int zlb__collect_files(const char *root, int (*want)(const char *name), size_t max,
+                       const char *what, zlb_strvec_t *out, zlb_error_t *err);
 
 /* Append `row` to `s`, taking ownership of its strings (all non-NULL). */
 void zlb__summary_push(zlb_summary_t *s, const zlb_summary_row_t *row);

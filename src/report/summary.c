@@ -175,9 +175,9 @@ static int is_log_name(const char *name) {
          strcmp(name, "stderr.log") != 0;
 }
 
-/* Add to `out` the paths (relative to `root`) of the logs under root/rel. */
-static int collect_logs(const char *root, const char *rel, zlb_strvec_t *out,
-                        zlb_error_t *err) {
+/* The walk of zlb__collect_files below root/rel. */
+static int collect(const char *root, const char *rel, int (*want)(const char *name),
+                   size_t max, const char *what, zlb_strvec_t *out, zlb_error_t *err) {
   zlb_strbuf_t path = ZLB_STRBUF_INIT, child = ZLB_STRBUF_INIT,
                full = ZLB_STRBUF_INIT;
   struct dirent *de;
@@ -195,7 +195,7 @@ static int collect_logs(const char *root, const char *rel, zlb_strvec_t *out,
                        strerror(errno));
     goto out;
   }
-  while ((de = readdir(d)) != NULL) {
+  while (!rc && (de = readdir(d)) != NULL) {
     if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
       continue;
     zlb_strbuf_reset(&child);
@@ -209,13 +209,13 @@ static int collect_logs(const char *root, const char *rel, zlb_strvec_t *out,
       continue; /* vanished while we read the folder */
     if (S_ISDIR(st.st_mode)) {
       /* attempts/ holds superseded attempts of a batch */
-      if (strcmp(de->d_name, "attempts") == 0)
-        continue;
-      rc = collect_logs(root, child.buf, out, err);
-      if (rc)
-        break;
-    } else if (S_ISREG(st.st_mode) && is_log_name(de->d_name)) {
-      zlb_strvec_push(out, child.buf);
+      if (strcmp(de->d_name, "attempts") != 0)
+        rc = collect(root, child.buf, want, max, what, out, err);
+    } else if (S_ISREG(st.st_mode) && want(de->d_name)) {
+      if (max && out->n >= max)
+        rc = zlb_error_set(err, ZLB_EPARSE, "more than %zu %s under '%s'", max, what, root);
+      else
+        zlb_strvec_push(out, child.buf);
     }
   }
   closedir(d);
@@ -226,6 +226,11 @@ out:
   return rc;
 }
 
+int zlb__collect_files(const char *root, int (*want)(const char *name), size_t max,
+                       const char *what, zlb_strvec_t *out, zlb_error_t *err) {
+  return collect(root, "", want, max, what, out, err);
+}
+
 int zlb_summary_scan_dir(zlb_summary_t *s, const char *dir, zlb_error_t *err) {
   zlb_strvec_t logs = ZLB_STRVEC_INIT;
   zlb_strbuf_t full = ZLB_STRBUF_INIT;
@@ -233,7 +238,7 @@ int zlb_summary_scan_dir(zlb_summary_t *s, const char *dir, zlb_error_t *err) {
 
   if (!zlb_is_dir(dir))
     return zlb_error_set(err, ZLB_ENOTFOUND, "'%s' is not a folder", dir);
-  rc = collect_logs(dir, "", &logs, err);
+  rc = zlb__collect_files(dir, is_log_name, 0, "logs", &logs, err);
   if (rc)
     goto out;
   zlb_strvec_sort(&logs);
