@@ -166,7 +166,8 @@ void zlb_flush_release(zlb_flush_t *f, zlb_backend_t *b);
 
 /**
  * One direct measurement (do_bench): one call (unless l->primed), an
- * estimate from 1 flushed call when it is 1 ms or longer, else from 5, warm-up and repetition counts from the ms budgets (a zero estimate
+ * estimate from 1 flushed call when it is 1 ms or longer, else from 5,
+ * warm-up and repetition counts from the ms budgets (a zero estimate
  * gives 1 warm-up and max_samples repetitions instead of dividing by
  * zero), then per sample: flush, start event, call, end event; one
  * synchronisation at the end. Appends samples to `m`.
