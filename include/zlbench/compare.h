@@ -107,12 +107,17 @@ typedef struct zlb_caliber {
 } zlb_caliber_t;
 
 /* One row of a results file. Strings are owned and never NULL. */
+/* Trials per measurement at most (zlbench run --trials). */
+#define ZLB_RES_MAX_TRIALS 16
+
 typedef struct zlb_res_row {
   char *op, *family, *dtype, *shape, *status, *timer, *marker, *error;
   char *impl[2];       /* baseline, candidate names */
   double ms[2];        /* reported latency of each */
   double *samples[2];  /* every sample, ms */
   size_t nsamples[2];
+  double trials[2][ZLB_RES_MAX_TRIALS]; /* each trial's value (--trials), ms */
+  int ntrials[2];
   double speedup, pct_peak, bytes, flops, gbps, tflops, noise;
   size_t cal;          /* index of its run's caliber in the set */
   char *source;        /* the results file, relative to the set's root */

@@ -16,6 +16,9 @@
 extern "C" {
 #endif
 
+/* Trials per row at most (zlb_run_opts_t.trials). */
+#define ZLB_RUN_MAX_TRIALS 16
+
 typedef struct zlb_run_opts {
   const char *op;
   const char *backend;       /* name, alias, "auto" or NULL (auto) */
@@ -40,6 +43,8 @@ typedef struct zlb_run_opts {
   void *emit_ctx;
   volatile int *interrupted; /* nonzero: stop after the current case */
   int verbose;               /* 1: each row's phase times (ms) after it */
+  int trials;                /* each row measured this many times, each on freshly
+                              * allocated tensors (1..16; default 1) */
 } zlb_run_opts_t;
 
 /** Defaults: backend auto, device 0, timer auto, timing defaults, seed 0x5eed. */

@@ -173,6 +173,17 @@ static int opt_repeat(const zlb_cli_option_t *opt, const char *name, const char 
   return set_positive_int(name, v, &x->o->timing.repeat);
 }
 
+static int opt_trials(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  zlb_cli_run_extra_t *x = ptr;
+  long n;
+  (void)opt;
+  x->trials_given = 1;
+  if (zlb_parse_long(v, &n) || n < 1 || n > ZLB_RUN_MAX_TRIALS)
+    return zlb_cli_bad_value(name, v, "an integer from 1 to 16");
+  x->o->trials = (int)n;
+  return 0;
+}
+
 static int opt_warmup(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   zlb_cli_run_extra_t *x = ptr;
   (void)opt;
@@ -220,6 +231,7 @@ static const struct {
 } env_defaults[] = {
     {"DTYPES", opt_dtypes, offsetof(zlb_cli_run_extra_t, dtypes_given)},
     {"ZL_DIRECT_REPEAT", opt_repeat, offsetof(zlb_cli_run_extra_t, repeat_given)},
+    {"ZL_TRIALS", opt_trials, offsetof(zlb_cli_run_extra_t, trials_given)},
     {"ZL_STOP", opt_stop, offsetof(zlb_cli_run_extra_t, stop_given)},
     {"ZL_TIMER", opt_timer, offsetof(zlb_cli_run_extra_t, timer_given)},
     {"ZL_AUTOTUNE", opt_autotune, offsetof(zlb_cli_run_extra_t, autotune_given)},
@@ -272,6 +284,11 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
         PASS(CALLBACK, "--repeat", "N", x, opt_repeat,
              "direct measurements per row, median over them (env ZL_DIRECT_REPEAT;\n"
              "default 1; skipped for --quantiles and --return-mode all)"),
+        PASS(CALLBACK, "--trials", "N", x, opt_trials,
+             "measure each row N times, each on freshly allocated tensors, and\n"
+             "report the median of the N values; where data lies in device memory\n"
+             "can move a kernel by several per cent between processes, and trials\n"
+             "show it inside one (env ZL_TRIALS; 1..16, default 1)"),
         PASS(CALLBACK, "--warmup-ms", "MS", x, opt_warmup,
              "warm-up budget per measurement (env ZL_WARMUP_MS; default 10)"),
         PASS(CALLBACK, "--rep-ms", "MS", x, opt_rep,

@@ -12,7 +12,7 @@ typedef struct zlb_cli_run_extra {
   zlb_run_opts_t *o; /* what the table's options set */
   zlb_strvec_t deny, libs;
   const char *color;
-  int dtypes_given, repeat_given, timer_given, autotune_given, seed_given,
+  int dtypes_given, repeat_given, trials_given, timer_given, autotune_given, seed_given,
       warmup_given, rep_given, stop_given;
   /* The run options; include it in a command's table with
    * ZLB_CLI_INCLUDE(x.table). Options flagged ZLB_CLI_PASS are the ones a

@@ -144,6 +144,20 @@ static int read_measurement(const zlb_json_t *m, zlb_res_row_t *r, int which, co
       r->samples[which][r->nsamples[which]++] = x->number;
     }
   }
+  if ((rc = check_kind(m, "trials", ZLB_JSON_ARRAY, 0, where, err)))
+    return rc;
+  s = zlb_json_get(m, "trials");
+  if (s && s->kind == ZLB_JSON_ARRAY) {
+    if (s->n > ZLB_RES_MAX_TRIALS)
+      return zlb_error_set(err, ZLB_EPARSE, "%s: %zu trials (at most %d)", where, s->n,
+                           ZLB_RES_MAX_TRIALS);
+    for (size_t i = 0; i < s->n; i++) {
+      const zlb_json_t *x = s->items[i];
+      if (x->kind != ZLB_JSON_NUMBER || !isfinite(x->number) || x->number < 0)
+        return zlb_error_set(err, ZLB_EPARSE, "%s: trial %zu is not a time in ms", where, i);
+      r->trials[which][r->ntrials[which]++] = x->number;
+    }
+  }
   return 0;
 }
 
@@ -359,6 +373,31 @@ static double *values(const zlb_res_row_t *r, zlb_cmp_impl_t impl, size_t *n, do
   return v;
 }
 
+/* (max - min) / median of one side's trial values, NAN under two trials;
+ * for `speedup`, of each trial's baseline over candidate. */
+static double trial_spread(const zlb_res_row_t *r, zlb_cmp_impl_t impl) {
+  double v[ZLB_RES_MAX_TRIALS], lo, hi, med;
+  int n = 0;
+  if (impl == ZLB_CMP_SPEEDUP) {
+    for (int i = 0; i < r->ntrials[0] && i < r->ntrials[1]; i++)
+      if (r->trials[1][i] > 0)
+        v[n++] = r->trials[0][i] / r->trials[1][i];
+  } else {
+    int w = impl == ZLB_CMP_BASELINE ? 0 : 1;
+    for (int i = 0; i < r->ntrials[w]; i++)
+      v[n++] = r->trials[w][i];
+  }
+  if (n < 2)
+    return NAN;
+  lo = hi = v[0];
+  for (int i = 1; i < n; i++) {
+    lo = fmin(lo, v[i]);
+    hi = fmax(hi, v[i]);
+  }
+  med = zlb_median(v, (size_t)n);
+  return med > 0 ? (hi - lo) / med : NAN;
+}
+
 static int verdict_rank(zlb_cmpv_t v) {
   static const int rank[] = {3, 2, 0, 1, 4}; /* slower, noisy, faster, same, n/a */
   return rank[v];
@@ -468,6 +507,18 @@ void zlb_cmp_run(zlb_cmp_t *c, const zlb_res_set_t *a, const zlb_res_set_t *b,
       zlb_cmp_verdict(va, na, vb, nb, p, &pr->st);
       free(va);
       free(vb);
+      /* Trials (--trials) put each measurement at another place in device
+       * memory: a change no larger than the spread of one side's trials is
+       * where the data happened to lie, not the code. */
+      if (pr->st.verdict == ZLB_V_SLOWER || pr->st.verdict == ZLB_V_FASTER) {
+        double spread = fmax(trial_spread(ra, impl), trial_spread(pr->b, impl));
+        if (isfinite(spread) && fabs(pr->st.ratio - 1) <= spread) {
+          pr->st.verdict = ZLB_V_NOISY;
+          snprintf(pr->st.why, sizeof(pr->st.why),
+                   "change %.1f%% within the trials' spread %.1f%%",
+                   100 * fabs(pr->st.ratio - 1), 100 * spread);
+        }
+      }
       /* A side measured while the GPU limited its clocks (the row's marker
        * says throttled(...)) times a different machine state: a change
        * counts there only beyond what throttling alone has been seen to

@@ -680,8 +680,27 @@ static zlb__phase_t next_phase(zlb__row_t *row, zlb__phase_t p, double *t) {
   return p + 1 < ZLB__PH_COUNT ? (zlb__phase_t)(p + 1) : p;
 }
 
-void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
-                   zlb__row_t *row, zlb_error_t *stop) {
+/* Hand c's tensors to `dst` (whose own are already freed). */
+static void move_tensors(zlb_case_t *dst, zlb_case_t *c) {
+  for (int i = 0; i < ZLB_MAX_TENSORS; i++) {
+    dst->in[i].data = c->in[i].data;
+    dst->out[0][i].data = c->out[0][i].data;
+    dst->out[1][i].data = c->out[1][i].data;
+  }
+  clear_data(c);
+}
+
+/*
+ * One measurement of the case: describe, allocate, fill, prepare, check,
+ * time, release. With trials, `hold` carries the tensors of the trial
+ * before: they are freed only once this trial has its own, so the two sets
+ * cannot share addresses and each trial runs at another place in device
+ * memory (where the data lies can move a kernel's time by several per cent
+ * between processes: L2 slices, DRAM channels). `keep`: leave this trial's
+ * tensors in `hold` for the next one.
+ */
+static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
+                      zlb__row_t *row, zlb_error_t *stop, zlb_case_t *hold, int keep) {
   zlb_case_t c;
   zlb_error_t e = ZLB_ERROR_INIT;
   int prepared[2] = {0, 0}, rc = 0, initialised = 0;
@@ -717,6 +736,18 @@ void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   row->flops = c.flops;
   ph = next_phase(row, ph, &t);
   rc = alloc_tensors(r, &c, &e);
+  if (hold) {
+    if (rc && !(e.vendor_code && is_fatal(r, &e))) {
+      /* No room for two sets: this trial takes the last one's place. */
+      free_tensors(r, &c);
+      free_tensors(r, hold);
+      e = (zlb_error_t)ZLB_ERROR_INIT;
+      if (!(rc = alloc_tensors(r, &c, &e)))
+        zlb_strlcpy(row->note, "trial on the memory of the trial before (no room for two sets)",
+                    sizeof(row->note));
+    }
+    free_tensors(r, hold);
+  }
   ph = next_phase(row, ph, &t);
   /* Inputs depend on the seed and the case, not on the order of cases. */
   if (!rc)
@@ -811,8 +842,113 @@ out:
       impl_of(r, w)->release(&r->env, &c, w);
   if (initialised && r->op->case_release && !stop->code)
     r->op->case_release(&r->env, &c);
-  if (!stop->code)
+  if (!stop->code) {
+    if (keep && row->ok)
+      move_tensors(hold, &c);
     free_tensors(r, &c);
+  }
   next_phase(row, ZLB__PH_RELEASE, &t);
   row->wall_ms = (zlb_now_s() - t_case) * 1e3;
+}
+
+/* Append a later trial's samples, value and phases to the row. */
+static void merge_trial(zlb__row_t *row, zlb__row_t *tr) {
+  int t = row->ntrials++;
+  for (int w = 0; w < 2; w++) {
+    zlb_measurement_t *m = &row->m[w], *x = &tr->m[w];
+    m->samples = zlb_xrealloc(m->samples, (m->nsamples + x->nsamples + 1) * sizeof(double));
+    if (x->nsamples)
+      memcpy(m->samples + m->nsamples, x->samples, x->nsamples * sizeof(double));
+    m->nsamples += x->nsamples;
+    m->call_values = zlb_xrealloc(m->call_values,
+                                  ((size_t)m->ncalls + (size_t)x->ncalls + 1) * sizeof(double));
+    if (x->ncalls)
+      memcpy(m->call_values + m->ncalls, x->call_values, (size_t)x->ncalls * sizeof(double));
+    m->ncalls += x->ncalls;
+    m->replays += x->replays;
+    m->batches += x->batches;
+    m->invalid_batches += x->invalid_batches;
+    m->wall_s += x->wall_s;
+    if (m->timer != x->timer)
+      m->timer = x->timer; /* the column says "mixed" below when they differ */
+    row->trial_ms[w][t] = x->value_ms;
+  }
+  if (strcmp(tr->timer, row->timer))
+    zlb_strlcpy(row->timer, "mixed", sizeof(row->timer));
+  /* A marker seen in any trial (a fallback, throttled clocks) stays. */
+  if (strcmp(tr->marker, "-") && !strstr(row->marker, tr->marker)) {
+    if (!strcmp(row->marker, "-")) {
+      zlb_strlcpy(row->marker, tr->marker, sizeof(row->marker));
+    } else {
+      size_t n = strlen(row->marker);
+      snprintf(row->marker + n, sizeof(row->marker) - n, "+%s", tr->marker);
+    }
+  }
+  if (tr->note[0] && !row->note[0])
+    zlb_strlcpy(row->note, tr->note, sizeof(row->note));
+  for (int p = 0; p < ZLB__PH_COUNT; p++)
+    row->phase_ms[p] += tr->phase_ms[p];
+  row->wall_ms += tr->wall_ms;
+  if (tr->have_clocks & 2) {
+    row->clk[1] = tr->clk[1];
+    row->have_clocks |= 2;
+  }
+}
+
+/* The row's value over its trials: the median of their values; noise and
+ * quantiles over every sample. */
+static void finish_trials(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
+  for (int w = 0; w < 2; w++) {
+    zlb_measurement_t *m = &row->m[w];
+    m->value_ms = zlb_stats_median(row->trial_ms[w], (size_t)row->ntrials);
+    m->noise = zlb_stats_noise(m->samples, m->nsamples);
+    for (int q = 0; q < m->nquantiles; q++)
+      zlb_stats_quantile(m->samples, m->nsamples, r->timing.quantiles[q], &m->quantiles[q]);
+  }
+  row->base_ms = row->m[0].value_ms;
+  row->cand_ms = row->m[1].value_ms;
+  row->samples = (int)row->m[1].nsamples;
+  fill_rates(r, dt, row);
+}
+
+void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
+                   zlb__row_t *row, zlb_error_t *stop) {
+  int n = r->o->trials > 1 ? r->o->trials : 1;
+  zlb_case_t hold;
+
+  if (n > ZLB__MAX_TRIALS)
+    n = ZLB__MAX_TRIALS;
+  memset(&hold, 0, sizeof(hold));
+  run_trial(r, dt, shape, row, stop, n > 1 ? &hold : NULL, n > 1);
+  row->ntrials = 1;
+  row->trial_ms[0][0] = row->base_ms;
+  row->trial_ms[1][0] = row->cand_ms;
+  for (int t = 1; t < n && row->ok && !stop->code; t++) {
+    zlb__row_t tr;
+    if (r->o->interrupted && *r->o->interrupted)
+      break;
+    memset(&tr, 0, sizeof(tr));
+    run_trial(r, dt, shape, &tr, stop, &hold, t + 1 < n);
+    if (!tr.ok) {
+      /* A later trial failed: so does the row, with that trial's reason. */
+      row->ok = 0;
+      row->base_ms = row->cand_ms = row->speedup = row->gbps = row->tflops = row->pct_peak = NAN;
+      zlb_strlcpy(row->marker, tr.marker, sizeof(row->marker));
+      {
+        int k = snprintf(row->note, sizeof(row->note), "trial %d of %d: ", t + 1, n);
+        zlb_strlcpy(row->note + k, tr.note, sizeof(row->note) - (size_t)k);
+      }
+      for (int p = 0; p < ZLB__PH_COUNT; p++)
+        row->phase_ms[p] += tr.phase_ms[p];
+      row->wall_ms += tr.wall_ms;
+    } else {
+      merge_trial(row, &tr);
+    }
+    zlb_measurement_release(&tr.m[0]);
+    zlb_measurement_release(&tr.m[1]);
+  }
+  if (!stop->code)
+    free_tensors(r, &hold);
+  if (row->ok && row->ntrials > 1)
+    finish_trials(r, dt, row);
 }

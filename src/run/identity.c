@@ -100,6 +100,7 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_string(&jw, "timer_requested", zlb_timer_name(o->timer));
   zlb_jw_key_string(&jw, "timer", zlb_timer_name(r->timer));
   zlb_jw_key_int(&jw, "repeat", r->timing.repeat);
+  zlb_jw_key_int(&jw, "trials", r->o->trials > 1 ? r->o->trials : 1);
   zlb_jw_key_string(&jw, "return_mode", zlb_return_mode_name(r->timing.return_mode));
   zlb_jw_key_int(&jw, "children_per_device", zlb__children_per_device());
   zlb_jw_key_array(&jw, "quantiles");
@@ -181,8 +182,9 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   return rc;
 }
 
-static void measurement_json(zlb_jw_t *jw, const char *key, const zlb_measurement_t *m,
+static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *row, int w,
                              const char *impl) {
+  const zlb_measurement_t *m = &row->m[w];
   zlb_jw_key_object(jw, key);
   zlb_jw_key_string(jw, "impl", impl);
   zlb_jw_key_string(jw, "timer", m->nsamples ? zlb_timer_name(m->timer) : NULL);
@@ -205,6 +207,11 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb_measuremen
   zlb_jw_key_array(jw, "calls");
   for (int i = 0; i < m->ncalls; i++)
     zlb_jw_double(jw, m->call_values[i]);
+  zlb_jw_array_end(jw);
+  /* Each trial's value (--trials; one trial: the value itself). */
+  zlb_jw_key_array(jw, "trials");
+  for (int i = 0; i < row->ntrials && m->nsamples; i++)
+    zlb_jw_double(jw, row->trial_ms[w][i]);
   zlb_jw_array_end(jw);
   zlb_jw_key_array(jw, "samples");
   for (size_t i = 0; i < m->nsamples; i++)
@@ -236,8 +243,8 @@ void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row) {
     clocks_json(jw, "clocks_before", &row->clk[0]);
   if (row->have_clocks & 2)
     clocks_json(jw, "clocks_after", &row->clk[1]);
-  measurement_json(jw, "baseline", &row->m[0], r->op->baseline.name);
-  measurement_json(jw, "candidate", &row->m[1], r->op->candidate.name);
+  measurement_json(jw, "baseline", row, 0, r->op->baseline.name);
+  measurement_json(jw, "candidate", row, 1, r->op->candidate.name);
   zlb_jw_key_object(jw, "phases_ms");
   for (int p = 0; p < ZLB__PH_COUNT; p++)
     zlb_jw_key_double(jw, zlb__phase_name((zlb__phase_t)p), row->phase_ms[p]);

@@ -55,9 +55,12 @@ void zlb__banner_start(zlb__run_t *r) {
   zlb__emit(r, "%s%s%s\n", zlb__sty(r, STY_BOLD), RULE, zlb__sty(r, STY_NONE));
   zlb__emit(r, "%szlbench %s  run %s  family=%s%s\n", zlb__sty(r, STY_BOLD), ZLB_VERSION,
             r->op->name, r->op->family, zlb__sty(r, STY_NONE));
-  zlb__emit(r, "backend=%s  device=%d (%s)  timer=%s  repeat=%d  autotune=%s\n",
+  zlb__emit(r, "backend=%s  device=%d (%s)  timer=%s  repeat=%d  autotune=%s",
             r->b->desc->name, r->b->device, d->name, zlb_timer_name(r->timer),
             r->timing.repeat, r->o->autotune ? "on" : "off");
+  if (r->o->trials > 1)
+    zlb__emit(r, "  trials=%d (each on fresh tensors; median of the trials)", r->o->trials);
+  zlb__emit(r, "\n");
   zlb__emit(r, "l2=%s  dtypes=%s  level=%s  shapes=%s[%s]\n", l2, dts.buf,
             r->o->level ? "comprehensive" : "core", r->shapes.source, r->shapes.key);
   zlb__emit(r, "baseline=%s  candidate=%s  return=%s  stop=%s%s%s\n", r->op->baseline.name,

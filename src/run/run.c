@@ -12,6 +12,7 @@ void zlb_run_opts_init(zlb_run_opts_t *o) {
   o->timer = ZLB_TIMER_AUTO;
   zlb_timing_opts_default(&o->timing);
   o->seed = 0x5eed;
+  o->trials = 1;
 }
 
 /* ---- the env operators see -------------------------------------------------- */
@@ -246,6 +247,11 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
       (rc = zlb__resolve_deny(o, r.op->name, &r.deny, r.deny_source,
                               sizeof(r.deny_source), err)))
     goto out;
+  if (o->trials < 0 || o->trials > ZLB_RUN_MAX_TRIALS) {
+    rc = zlb_error_set(err, ZLB_EINVAL, "trials must be from 1 to %d, not %d",
+                       ZLB_RUN_MAX_TRIALS, o->trials);
+    goto out;
+  }
   r.timing = o->timing;
   if (!o->no_flush && !r.timing.flush_bytes && (r.b->desc->caps & ZLB_CAP_L2_FLUSH))
     r.timing.flush_bytes = r.b->desc->flush_bytes;

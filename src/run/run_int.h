@@ -20,6 +20,8 @@ typedef enum zlb__phase {
 const char *zlb__phase_name(zlb__phase_t p);
 
 /* One row of a table: a case at one shape and dtype. */
+#define ZLB__MAX_TRIALS ZLB_RUN_MAX_TRIALS
+
 typedef struct zlb__row {
   int ok;                   /* SUCCESS */
   double base_ms, cand_ms, speedup, gbps, tflops, pct_peak;
@@ -40,6 +42,8 @@ typedef struct zlb__row {
   double wall_ms;           /* the whole case */
   double first_calls_ms;    /* of the accuracy phase: each impl's first call (the timers' too) */
   const char *check_where;  /* accuracy check: "device", "host", "none"; NULL before it */
+  int ntrials;              /* trials measured (--trials); m[] pools their samples */
+  double trial_ms[2][ZLB__MAX_TRIALS]; /* each trial's value, baseline and candidate */
 } zlb__row_t;
 
 /* Measured device ceilings (peaks.c). A ceiling that was not measured is

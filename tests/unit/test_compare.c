@@ -227,6 +227,85 @@ static void test_throttled_rows(void **state) {
   zlb_res_release(&b);
 }
 
+/* One operator, one row [64]: the candidate's samples around `ms`, and its
+ * trials' values `trials` (n of them; none when n is 0). */
+static void add_trials(zlb_res_set_t *s, const char *op, double ms, const double *trials,
+                       int n) {
+  zlb_strbuf_t t = ZLB_STRBUF_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  zlb_strbuf_addf(&t, "{\"schema\":\"zlbench.results/1\",\"operator\":\"%s\",\"family\":\"fam\","
+                      "\"tables\":[{\"dtype\":\"float32\",\"rows\":[{\"status\":\"SUCCESS\","
+                      "\"shape\":\"[64]\",\"detail\":\"[64]\",\"marker\":\"-\","
+                      "\"baseline\":{\"impl\":\"ref\",\"ms\":1,\"samples\":[1,1,1,1]},"
+                      "\"candidate\":{\"impl\":\"zlb\",\"ms\":%g,\"trials\":[",
+                  op, ms);
+  for (int k = 0; k < n; k++)
+    zlb_strbuf_addf(&t, "%s%.6f", k ? "," : "", trials[k]);
+  zlb_strbuf_addstr(&t, "],\"samples\":[");
+  for (int k = 0; k < 40; k++)
+    zlb_strbuf_addf(&t, "%s%.6f", k ? "," : "", ms * (1 + 0.001 * (k % 7)));
+  zlb_strbuf_addstr(&t, "]}}]}]}");
+  assert_int_equal(zlb_res_parse(s, t.buf, t.len, op, NULL, &err), 0);
+  zlb_strbuf_release(&t);
+}
+
+/* Trials on fresh tensors: a change within the spread of either side's
+ * trial values is "noisy" (where the data lay), beyond it the usual rule;
+ * without trials, the same samples give "slower". */
+static void test_trial_spread(void **state) {
+  zlb_res_set_t a = ZLB_RES_SET_INIT, b = ZLB_RES_SET_INIT;
+  zlb_cmp_params_t p = ZLB_CMP_PARAMS_INIT;
+  zlb_cmp_t c;
+  const double ta[] = {1.0, 1.04, 1.09}, tb[] = {1.05, 1.05, 1.06}, tc[] = {1.0, 1.01, 1.0},
+               td[] = {1.2, 1.21, 1.2};
+  (void)state;
+  add_trials(&a, "bmm", 1.0, ta, 3);
+  add_trials(&b, "bmm", 1.05, tb, 3); /* +5 %, A's trials spread 8.7 %: noisy */
+  add_trials(&a, "softmax", 1.0, tc, 3);
+  add_trials(&b, "softmax", 1.2, td, 3); /* +20 %, trials within 1 %: slower */
+  add_trials(&a, "mv", 1.0, NULL, 0);
+  add_trials(&b, "mv", 1.05, NULL, 0); /* +5 %, no trials: slower */
+  zlb_cmp_run(&c, &a, &b, ZLB_CMP_CANDIDATE, &p);
+  assert_int_equal(c.count[ZLB_V_SLOWER], 2);
+  assert_int_equal(c.count[ZLB_V_NOISY], 1);
+  for (size_t i = 0; i < c.n; i++) {
+    if (!strcmp(c.pairs[i].a->op, "bmm")) {
+      assert_int_equal(c.pairs[i].st.verdict, ZLB_V_NOISY);
+      assert_str_contains(c.pairs[i].st.why, "within the trials' spread 8.7%");
+    } else {
+      assert_int_equal(c.pairs[i].st.verdict, ZLB_V_SLOWER);
+    }
+  }
+  assert_int_equal(a.rows[0].ntrials[1], 3);
+  assert_true(fabs(a.rows[0].trials[1][2] - 1.09) < 1e-9);
+  assert_int_equal(a.rows[2].ntrials[1], 0);
+  zlb_cmp_release(&c);
+  zlb_res_release(&a);
+  zlb_res_release(&b);
+}
+
+/* Trials that are not times, or too many of them, are refused. */
+static void test_bad_trials(void **state) {
+  static const char *const bad[] = {
+      "[1,\"x\"]", "[1,-1]", "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]", "{}",
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    zlb_res_set_t s = ZLB_RES_SET_INIT;
+    zlb_error_t err = ZLB_ERROR_INIT;
+    zlb_strbuf_t t = ZLB_STRBUF_INIT;
+    zlb_strbuf_addf(&t, "{\"schema\":\"zlbench.results/1\",\"operator\":\"op\",\"family\":\"f\","
+                        "\"tables\":[{\"dtype\":\"float32\",\"rows\":[{\"status\":\"SUCCESS\","
+                        "\"shape\":\"[64]\",\"baseline\":{\"impl\":\"ref\",\"samples\":[1]},"
+                        "\"candidate\":{\"impl\":\"zlb\",\"samples\":[1],\"trials\":%s}}]}]}",
+                    bad[i]);
+    assert_int_equal(zlb_res_parse(&s, t.buf, t.len, "bad.json", NULL, &err), ZLB_EPARSE);
+    assert_str_contains(err.msg, "trial");
+    zlb_strbuf_release(&t);
+    zlb_res_release(&s);
+  }
+}
+
 static void test_matching_and_formats(void **state) {
   (void)state;
   zlb_res_set_t a = ZLB_RES_SET_INIT, b = ZLB_RES_SET_INIT;
@@ -402,7 +481,8 @@ int main(void) {
       cmocka_unit_test(test_median_iqr),  cmocka_unit_test(test_verdicts),
       cmocka_unit_test(test_matching_and_formats), cmocka_unit_test(test_caliber),
       cmocka_unit_test(test_bad_input), cmocka_unit_test(test_html),
-      cmocka_unit_test(test_throttled_rows),
+      cmocka_unit_test(test_throttled_rows), cmocka_unit_test(test_trial_spread),
+      cmocka_unit_test(test_bad_trials),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
