@@ -12,6 +12,10 @@
 #   DEVICES   --devices of the screens (default 0)
 #   BACKEND, OPS  for a dry run elsewhere (default cuda, every operator),
 #             e.g. BACKEND=host OPS=add,softmax SLOW_OP=add
+#   TRIALS    --trials of every screen (default 1): each row measured
+#             TRIALS times on fresh tensors, so that a row whose time
+#             depends on where its data lies shows it inside one screen
+#   RUN_ARGS  more run options for every screen, e.g. "--rep-ms 20"
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build-gpu}
@@ -22,6 +26,8 @@ SLOW_OP=${SLOW_OP:-softmax}
 DEVICES=${DEVICES:-0}
 BACKEND=${BACKEND:-cuda}
 OPS=${OPS:-}
+TRIALS=${TRIALS:-1}
+RUN_ARGS=${RUN_ARGS:-}
 export NO_COLOR=1
 rm -rf "$WORK"
 mkdir -p "$WORK" "$OUT"
@@ -33,8 +39,9 @@ note() { echo "$*" | tee -a "$SUM"; }
 screen() { # NAME [env...]
   local name=$1 t0=$SECONDS
   shift
+  # shellcheck disable=SC2086 # RUN_ARGS: several options
   env "$@" "$ZLB" batch --backend "$BACKEND" --devices "$DEVICES" ${OPS:+--ops "$OPS"} --out "$WORK/$name" \
-    >"$WORK/$name.log" 2>&1
+    --trials "$TRIALS" $RUN_ARGS >"$WORK/$name.log" 2>&1
   note "screen $name: exit $? in $((SECONDS - t0)) s: $(tail -2 "$WORK/$name.log" | head -1)"
 }
 screen A

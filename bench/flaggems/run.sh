@@ -214,5 +214,8 @@ stage_table() {
 for s in $STAGES; do
   "stage_$s" || note "stage $s: failed"
 done
-tar -czf "$OUT/logs.tar.gz" -C "$WORK" --exclude='*/attempts/*' . 2>/dev/null
+# Attempts' logs stay (why an operator failed, timed out or was stopped),
+# their large files do not.
+(cd "$WORK" && find . -path '*/attempts/*' -type f -size +256k) >"$WORK/.tar-exclude" 2>/dev/null
+tar -czf "$OUT/logs.tar.gz" -C "$WORK" -X "$WORK/.tar-exclude" --exclude=./.tar-exclude . 2>/dev/null
 note "total: $((SECONDS - T0)) s"
