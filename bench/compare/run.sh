@@ -6,7 +6,8 @@
 # expect exactly that operator's rows "slower"), both comparisons in every
 # format, the HTML report of the third screen against the first, and a
 # headless-Chromium screenshot of it when Chromium is installed.
-# About 4 minutes on one H200 (a core screen takes about 77 s).
+# About 4 minutes on one H200 (a core screen takes about 77 s; with TRIALS=3
+# and RUN_ARGS="--rep-ms 20 --warmup-ms 5", about 110 s).
 # Usage: BUILD=build-gpu OUT=/tmp/zlb-out bash bench/compare/run.sh
 #   SLOW_OP   the operator whose candidate is slowed (default softmax)
 #   DEVICES   --devices of the screens (default 0)

@@ -10,7 +10,7 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
              "OP, what the operator's flags, dtypes and the deny list change), resolved as\n"
              "'zlbench run' resolves them. Runs nothing.\n\n"
              "options (those of 'zlbench run'; the ones that matter here are --backend,\n"
-             "--timer, --repeat, --deny-capture, --deny-file, --dtypes, --autotune):\n");
+             "--timer, --repeat, --trials, --deny-capture, --deny-file, --dtypes, --autotune):\n");
   zlb_cli_help(f, opts);
 }
 

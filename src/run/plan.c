@@ -156,6 +156,11 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
                     (d->caps & ZLB_CAP_L2_FLUSH) && !o->no_flush ? "L2 flush" : "no flush",
                     zlb_return_mode_name(o->timing.return_mode), o->timing.repeat);
   }
+  if (o->trials > 1)
+    zlb_strbuf_addf(out,
+                    "     steps 1-4 run %d times per row (--trials), each on freshly allocated "
+                    "tensors; the row's value is the median of the %d\n",
+                    o->trials, o->trials);
   zlb_strbuf_addstr(out, "  5. row: status, latencies, speedup, GB/s, TFLOP/s, timer, "
                          "marker, size detail\n");
 out:

@@ -61,6 +61,12 @@ done
 ZL_TRIALS=99 expect_rc 2 "$ZLBENCH" run softmax --backend host --out "$TMP/bad"
 expect_in "$TMP/err" "ZL_TRIALS"
 
+# plan says so.
+expect_rc 0 "$ZLBENCH" plan softmax --backend host --trials 3
+expect_in "$TMP/out" "steps 1-4 run 3 times per row (--trials)"
+expect_rc 0 "$ZLBENCH" plan softmax --backend host
+expect_not_in "$TMP/out" "--trials"
+
 # A batch hands --trials to its children.
 expect_rc 0 "$ZLBENCH" batch --backend host --ops softmax --dtypes float32 --shape-file "$SH" \
   --trials 3 --out "$TMP/b" --progress never $QUICK
