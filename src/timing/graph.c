@@ -98,6 +98,37 @@ static int replay_chunk(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t side,
   return rc;
 }
 
+/*
+ * The budget rule's replays: `planned` of them, worked out from the
+ * estimate, but no more than rep_ms of replay time. An eighth first (at
+ * least graph_min_replays), then as many as the time they took says fit.
+ * Sustained replays can run slower than the estimate's few calls did (an
+ * H200 GEMM under its power cap: +34 %); without the check the measurement
+ * would run that much longer than its budget.
+ */
+static size_t budget_next(const zlb_timing_opts_t *o, const zlb__samples_t *s, long k,
+                          size_t planned) {
+  size_t first = planned / 8, left;
+  double spent = 0, per;
+  if (first < (size_t)o->graph_min_replays)
+    first = (size_t)o->graph_min_replays;
+  if (first > planned)
+    first = planned;
+  if (!s->n)
+    return first;
+  if (s->n != first)
+    return 0; /* the second chunk was the last */
+  for (size_t i = 0; i < s->n; i++)
+    spent += s->v[i] * (double)k;
+  left = planned - s->n;
+  per = spent / (double)s->n;
+  if (!left || !(per > 0) || spent >= o->rep_ms)
+    return 0;
+  if ((o->rep_ms - spent) / per < (double)left)
+    left = (size_t)((o->rep_ms - spent) / per + 0.5);
+  return left;
+}
+
 int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_measurement_t *m,
                    zlb_graph_failure_t *fail, zlb_error_t *err) {
@@ -204,8 +235,10 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     if (replays > GRAPH_MAX_REPLAYS)
       replays = GRAPH_MAX_REPLAYS;
     zlb__stopper_init(&st, o);
-    while ((kk = zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)replays,
-                                   GRAPH_MAX_REPLAYS))) {
+    while ((kk = o->stop == ZLB_STOP_NOISE
+                     ? zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)replays,
+                                         GRAPH_MAX_REPLAYS)
+                     : budget_next(o, &smp, k, (size_t)replays))) {
       if ((rc = replay_chunk(b, x, side, kk, k, &smp, &cause))) {
         if (cause.code == ZLB_EDEVICE || cause.vendor_code)
           rc = zlb__classify(b, "graph", ZLB_PHASE_REPLAY, &cause, fail, err);

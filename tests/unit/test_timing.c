@@ -20,11 +20,13 @@ struct fake {
   int guarded; /* currently under the scratch RNG state */
   int calls_while_guarded;
   double spin_us;
+  double guarded_spin_us; /* > 0: calls made under capture spin this long */
 };
 
 static int fake_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
   struct fake *f = ctx;
-  uint64_t until = zlb_now_ns() + (uint64_t)(f->spin_us * 1000);
+  double us = f->guarded && f->guarded_spin_us > 0 ? f->guarded_spin_us : f->spin_us;
+  uint64_t until = zlb_now_ns() + (uint64_t)(us * 1000);
   (void)s;
   (void)err;
   f->calls++;
@@ -96,7 +98,7 @@ static void test_fallback_state_machine(void **state) {
   assert_int_equal(b->v->stream_create(b, &s, &e), 0);
   for (size_t p = 0; p < 3; p++)
     for (size_t v = 0; v < 3; v++) {
-      struct fake f = {0, 0, 0, 0, 0, 20};
+      struct fake f = {0, 0, 0, 0, 0, 20, 0};
       zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
       zlb_timing_opts_t o = quick_opts();
       zlb_measurement_t m;
@@ -141,7 +143,7 @@ static void test_graph_success_and_repeat_marker(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 50};
+  struct fake f = {0, 0, 0, 0, 0, 50, 0};
   zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
@@ -178,7 +180,7 @@ static void test_deny_skips_attempt(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 10};
+  struct fake f = {0, 0, 0, 0, 0, 10, 0};
   zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
@@ -277,7 +279,7 @@ static void test_repeat_logic(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 10};
+  struct fake f = {0, 0, 0, 0, 0, 10, 0};
   zlb_launch_t l = {.call = fake_call, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
@@ -380,7 +382,7 @@ static void test_zero_estimate(void **state) {
   zlb_backend_desc_t d;
   zlb_backend_t b;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 0};
+  struct fake f = {0, 0, 0, 0, 0, 0, 0};
   zlb_launch_t l = {.call = fake_call, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
@@ -410,7 +412,7 @@ static void test_primed_and_long_estimate(void **state) {
   zero_backend(&v, &d, &b);
   for (int primed = 0; primed < 2; primed++)
     for (int lng = 0; lng < 2; lng++) {
-      struct fake f = {0, 0, 0, 0, 0, 0};
+      struct fake f = {0, 0, 0, 0, 0, 0, 0};
       zlb_launch_t l = {.call = fake_call, .ctx = &f, .primed = primed};
       zlb_measurement_t m;
       long want;
@@ -436,7 +438,7 @@ static void test_noise_stop(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 200};
+  struct fake f = {0, 0, 0, 0, 0, 200, 0};
   zlb_launch_t l = {.call = fake_call, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
@@ -485,12 +487,56 @@ static void test_noise_stop(void **state) {
   b->v->stream_destroy(b, s);
 }
 
+/* Budget rule: the graph timer's replays stop at rep_ms of replay time
+ * even when they run slower than the estimate said (a GPU under its power
+ * cap). The test backend's replay lasts as long as the captured calls did:
+ * calls under capture spin 8x longer than the estimate's. Replays planned
+ * from the estimate would last 8 x rep_ms. */
+static void test_graph_budget_in_time(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  struct fake f = {0, 0, 0, 0, 0, 25, 200};
+  zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  char marker[64];
+  double replay_ms;
+  (void)state;
+  o.rep_ms = 40;
+  o.graph_replay_ms = 0.5;
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  assert_int_equal(m.timer, ZLB_TIMER_GRAPH);
+  /* Each sample is one replay over its K launches: ~200 us per call. */
+  assert_true(m.value_ms > 0.15 && m.value_ms < 0.5);
+  replay_ms = m.value_ms * m.graph_launches * (double)m.replays;
+  if (!(replay_ms < 2.0 * o.rep_ms))
+    fail_msg("%d replays of %d launches took %.1f ms against a %.0f ms budget", m.replays,
+             m.graph_launches, replay_ms, o.rep_ms);
+  assert_true(m.replays >= o.graph_min_replays);
+  zlb_measurement_release(&m);
+
+  /* Calls as fast under capture as in the estimate: the planned count. */
+  f.guarded_spin_us = 0;
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  replay_ms = m.value_ms * m.graph_launches * (double)m.replays;
+  assert_true(replay_ms > 0.5 * o.rep_ms && replay_ms < 2.0 * o.rep_ms);
+  zlb_measurement_release(&m);
+  b->v->stream_destroy(b, s);
+}
+
 /* The trace timer needs the backend's activity tracer. */
 static void test_trace_needs_tracer(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 1};
+  struct fake f = {0, 0, 0, 0, 0, 1, 0};
   zlb_launch_t l = {.call = fake_call, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
@@ -642,7 +688,7 @@ static void test_queue_sizing(void **state) {
 
   /* 50 us calls, 2 ms batches: K = ceil(2 / estimate), about 40. */
   {
-    struct fake f = {0, 0, 0, 0, 0, 50};
+    struct fake f = {0, 0, 0, 0, 0, 50, 0};
     zlb_launch_t l = {.call = queued_call, .ctx = &f};
     o.queue_batch_ms = 2.0;
     memset(&m, 0, sizeof(m));
@@ -664,7 +710,7 @@ static void test_queue_sizing(void **state) {
 
   /* Calls far shorter than a batch: K is the depth cap, exactly. */
   {
-    struct fake f = {0, 0, 0, 0, 0, 0};
+    struct fake f = {0, 0, 0, 0, 0, 0, 0};
     zlb_launch_t l = {.call = queued_call, .ctx = &f};
     o.queue_max_launches = 37;
     o.queue_batch_ms = 100; /* 37 calls of any sane estimate are shorter */
@@ -732,7 +778,7 @@ static void test_queue_batch_order(void **state) {
   zlb_backend_vtbl_t v = *b->v;
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 40};
+  struct fake f = {0, 0, 0, 0, 0, 40, 0};
   zlb_launch_t l = {.call = logged_call, .ctx = &f};
   zlb_timing_opts_t o = queue_opts();
   zlb_measurement_t m;
@@ -777,7 +823,7 @@ static void test_queue_fallback(void **state) {
   zlb_backend_t *host = NULL, *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 20};
+  struct fake f = {0, 0, 0, 0, 0, 20, 0};
   zlb_launch_t l = {.call = fake_call, .ctx = &f};
   zlb_timing_opts_t o = queue_opts();
   zlb_measurement_t m;
@@ -843,7 +889,7 @@ static void test_queue_watchdog(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 0};
+  struct fake f = {0, 0, 0, 0, 0, 0, 0};
   zlb_launch_t l = {.call = queued_call, .ctx = &f};
   zlb_timing_opts_t o = queue_opts();
   zlb_measurement_t m;
@@ -908,6 +954,7 @@ int main(void) {
       cmocka_unit_test(test_repeat_logic),
       cmocka_unit_test(test_zero_estimate),
       cmocka_unit_test(test_primed_and_long_estimate),
+      cmocka_unit_test(test_graph_budget_in_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
