@@ -175,21 +175,35 @@ static void add(zlb_res_set_t *s, const char *op, const char *cand, const char *
   zlb_strbuf_release(&t);
 }
 
-/* One operator, one row [64] whose candidate runs `ms` with `marker`. */
-static void add_marked(zlb_res_set_t *s, const char *op, double ms, const char *marker) {
+/* One operator, one row [64]: the candidate's samples around `ms`, its
+ * marker, and its trials' values `trials` (n of them; no member when n is
+ * 0). */
+static void add_row(zlb_res_set_t *s, const char *op, double ms, const char *marker,
+                    const double *trials, int n) {
   zlb_strbuf_t t = ZLB_STRBUF_INIT;
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_strbuf_addf(&t, "{\"schema\":\"zlbench.results/1\",\"operator\":\"%s\",\"family\":\"fam\","
                       "\"tables\":[{\"dtype\":\"float32\",\"rows\":[{\"status\":\"SUCCESS\","
                       "\"shape\":\"[64]\",\"detail\":\"[64]\",\"marker\":\"%s\","
                       "\"baseline\":{\"impl\":\"ref\",\"ms\":1,\"samples\":[1,1,1,1]},"
-                      "\"candidate\":{\"impl\":\"zlb\",\"ms\":%g,\"samples\":[",
+                      "\"candidate\":{\"impl\":\"zlb\",\"ms\":%g,",
                   op, marker, ms);
+  if (n) {
+    zlb_strbuf_addstr(&t, "\"trials\":[");
+    for (int k = 0; k < n; k++)
+      zlb_strbuf_addf(&t, "%s%.6f", k ? "," : "", trials[k]);
+    zlb_strbuf_addstr(&t, "],");
+  }
+  zlb_strbuf_addstr(&t, "\"samples\":[");
   for (int k = 0; k < 40; k++)
     zlb_strbuf_addf(&t, "%s%.6f", k ? "," : "", ms * (1 + 0.001 * (k % 7)));
   zlb_strbuf_addstr(&t, "]}}]}]}");
   assert_int_equal(zlb_res_parse(s, t.buf, t.len, op, NULL, &err), 0);
   zlb_strbuf_release(&t);
+}
+
+static void add_marked(zlb_res_set_t *s, const char *op, double ms, const char *marker) {
+  add_row(s, op, ms, marker, NULL, 0);
 }
 
 /* A row measured with throttled clocks on either side: a change counts
@@ -227,26 +241,9 @@ static void test_throttled_rows(void **state) {
   zlb_res_release(&b);
 }
 
-/* One operator, one row [64]: the candidate's samples around `ms`, and its
- * trials' values `trials` (n of them; none when n is 0). */
 static void add_trials(zlb_res_set_t *s, const char *op, double ms, const double *trials,
                        int n) {
-  zlb_strbuf_t t = ZLB_STRBUF_INIT;
-  zlb_error_t err = ZLB_ERROR_INIT;
-  zlb_strbuf_addf(&t, "{\"schema\":\"zlbench.results/1\",\"operator\":\"%s\",\"family\":\"fam\","
-                      "\"tables\":[{\"dtype\":\"float32\",\"rows\":[{\"status\":\"SUCCESS\","
-                      "\"shape\":\"[64]\",\"detail\":\"[64]\",\"marker\":\"-\","
-                      "\"baseline\":{\"impl\":\"ref\",\"ms\":1,\"samples\":[1,1,1,1]},"
-                      "\"candidate\":{\"impl\":\"zlb\",\"ms\":%g,\"trials\":[",
-                  op, ms);
-  for (int k = 0; k < n; k++)
-    zlb_strbuf_addf(&t, "%s%.6f", k ? "," : "", trials[k]);
-  zlb_strbuf_addstr(&t, "],\"samples\":[");
-  for (int k = 0; k < 40; k++)
-    zlb_strbuf_addf(&t, "%s%.6f", k ? "," : "", ms * (1 + 0.001 * (k % 7)));
-  zlb_strbuf_addstr(&t, "]}}]}]}");
-  assert_int_equal(zlb_res_parse(s, t.buf, t.len, op, NULL, &err), 0);
-  zlb_strbuf_release(&t);
+  add_row(s, op, ms, "-", trials, n);
 }
 
 /* Trials on fresh tensors: a change within the spread of either side's
