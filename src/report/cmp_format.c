@@ -151,6 +151,21 @@ static void text(const zlb_cmp_t *c, const char *la, const char *lb, int color, 
       zlb_strbuf_addch(o, '\n');
     }
   }
+  {
+    size_t single = 0;
+    for (size_t i = 0; i < c->n; i++) {
+      const zlb_cmp_pair_t *p = &c->pairs[i];
+      single += p->a && p->b &&
+                (p->st.verdict == ZLB_V_SLOWER || p->st.verdict == ZLB_V_FASTER) &&
+                p->a->ntrials[1] < 2 && p->b->ntrials[1] < 2;
+    }
+    if (single)
+      zlb_strbuf_addf(o,
+                      "note: %zu slower or faster row%s measured in one trial on each side; "
+                      "where a kernel's data lies can move it\nbetween processes: measure with "
+                      "--trials 3 to tell that from a change of the code (docs/compare.md)\n",
+                      single, single == 1 ? " was" : "s were");
+  }
   zlb_strbuf_addstr(o, "compare: ");
   summary_line(c, o);
   zlb_strbuf_reset(&f);

@@ -276,6 +276,13 @@ static void test_trial_spread(void **state) {
   assert_int_equal(a.rows[0].ntrials[1], 3);
   assert_true(fabs(a.rows[0].trials[1][2] - 1.09) < 1e-9);
   assert_int_equal(a.rows[2].ntrials[1], 0);
+  {
+    /* The text output points at --trials for the one row without them. */
+    zlb_strbuf_t o = ZLB_STRBUF_INIT;
+    zlb_cmp_format(&c, ZLB_FMT_TEXT, "A", "B", 0, &o);
+    assert_str_contains(o.buf, "note: 1 slower or faster row was measured in one trial");
+    zlb_strbuf_release(&o);
+  }
   zlb_cmp_release(&c);
   zlb_res_release(&a);
   zlb_res_release(&b);
