@@ -153,6 +153,8 @@ static int read_measurement(const zlb_json_t *m, zlb_res_row_t *r, int which, co
                            ZLB_RES_MAX_TRIALS);
     for (size_t i = 0; i < s->n; i++) {
       const zlb_json_t *x = s->items[i];
+      if (x->kind == ZLB_JSON_NULL)
+        continue; /* a trial without a value, as a non-finite sample */
       if (x->kind != ZLB_JSON_NUMBER || !isfinite(x->number) || x->number < 0)
         return zlb_error_set(err, ZLB_EPARSE, "%s: trial %zu is not a time in ms", where, i);
       r->trials[which][r->ntrials[which]++] = x->number;

@@ -680,6 +680,16 @@ static zlb__phase_t next_phase(zlb__row_t *row, zlb__phase_t p, double *t) {
   return p + 1 < ZLB__PH_COUNT ? (zlb__phase_t)(p + 1) : p;
 }
 
+/* Whether a trial's held tensors are still there (NULL: no trials). */
+static int holds_tensors(const zlb_case_t *h) {
+  if (!h)
+    return 0;
+  for (int i = 0; i < ZLB_MAX_TENSORS; i++)
+    if (h->in[i].data || h->out[0][i].data || h->out[1][i].data)
+      return 1;
+  return 0;
+}
+
 /* Hand c's tensors to `dst` (whose own are already freed). */
 static void move_tensors(zlb_case_t *dst, zlb_case_t *c) {
   for (int i = 0; i < ZLB_MAX_TENSORS; i++) {
@@ -728,7 +738,16 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     goto out;
   }
   initialised = 1;
-  if ((rc = check_case(&c, &e)) || (rc = check_footprint(r, &c, &e))) {
+  if (!(rc = check_case(&c, &e)) && (rc = check_footprint(r, &c, &e)) == ZLB_ENOMEM &&
+      holds_tensors(hold)) {
+    /* No room for two sets: this trial takes the last one's place. */
+    free_tensors(r, hold);
+    zlb_error_clear(&e);
+    if (!(rc = check_footprint(r, &c, &e)))
+      zlb_strlcpy(row->note, "trial on the memory of the trial before (no room for two sets)",
+                  sizeof(row->note));
+  }
+  if (rc) {
     fail_row(row, "setup", &e);
     goto out;
   }
@@ -736,17 +755,22 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   row->flops = c.flops;
   ph = next_phase(row, ph, &t);
   rc = alloc_tensors(r, &c, &e);
-  if (hold) {
-    if (rc && !(e.vendor_code && is_fatal(r, &e))) {
-      /* No room for two sets: this trial takes the last one's place. */
-      free_tensors(r, &c);
+  if (holds_tensors(hold)) {
+    if (rc && e.vendor_code && is_fatal(r, &e)) {
+      /* The context is gone: nothing more is freed (the stop below). */
+    } else {
+      if (rc) {
+        /* The footprint check passed, the allocator disagreed: the same. */
+        free_tensors(r, &c);
+        free_tensors(r, hold);
+        zlb_error_clear(&e);
+        if (!(rc = alloc_tensors(r, &c, &e)))
+          zlb_strlcpy(row->note,
+                      "trial on the memory of the trial before (no room for two sets)",
+                      sizeof(row->note));
+      }
       free_tensors(r, hold);
-      e = (zlb_error_t)ZLB_ERROR_INIT;
-      if (!(rc = alloc_tensors(r, &c, &e)))
-        zlb_strlcpy(row->note, "trial on the memory of the trial before (no room for two sets)",
-                    sizeof(row->note));
     }
-    free_tensors(r, hold);
   }
   ph = next_phase(row, ph, &t);
   /* Inputs depend on the seed and the case, not on the order of cases. */
@@ -869,8 +893,9 @@ static void merge_trial(zlb__row_t *row, zlb__row_t *tr) {
     m->batches += x->batches;
     m->invalid_batches += x->invalid_batches;
     m->wall_s += x->wall_s;
-    if (m->timer != x->timer)
-      m->timer = x->timer; /* the column says "mixed" below when they differ */
+    m->noise_met &= x->noise_met;
+    /* The measurement keeps the first trial's timer, estimate and K; the
+     * row's timer column says "mixed" below when the trials differ. */
     row->trial_ms[w][t] = x->value_ms;
   }
   if (strcmp(tr->timer, row->timer))
@@ -925,14 +950,18 @@ void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   row->trial_ms[1][0] = row->cand_ms;
   for (int t = 1; t < n && row->ok && !stop->code; t++) {
     zlb__row_t tr;
-    if (r->o->interrupted && *r->o->interrupted)
+    if (r->o->interrupted && *r->o->interrupted) {
+      if (!row->note[0])
+        snprintf(row->note, sizeof(row->note), "interrupted after %d of %d trials", t, n);
       break;
+    }
     memset(&tr, 0, sizeof(tr));
     run_trial(r, dt, shape, &tr, stop, &hold, t + 1 < n);
     if (!tr.ok) {
       /* A later trial failed: so does the row, with that trial's reason. */
       row->ok = 0;
       row->base_ms = row->cand_ms = row->speedup = row->gbps = row->tflops = row->pct_peak = NAN;
+      row->noise = row->m[0].value_ms = row->m[1].value_ms = NAN;
       zlb_strlcpy(row->marker, tr.marker, sizeof(row->marker));
       {
         int k = snprintf(row->note, sizeof(row->note), "trial %d of %d: ", t + 1, n);

@@ -208,10 +208,12 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
   for (int i = 0; i < m->ncalls; i++)
     zlb_jw_double(jw, m->call_values[i]);
   zlb_jw_array_end(jw);
-  /* Each trial's value (--trials; one trial: the value itself). */
+  /* Each trial's value (--trials; one trial: the value itself); a trial
+   * without a value (a failed row) has none here. */
   zlb_jw_key_array(jw, "trials");
   for (int i = 0; i < row->ntrials && m->nsamples; i++)
-    zlb_jw_double(jw, row->trial_ms[w][i]);
+    if (isfinite(row->trial_ms[w][i]))
+      zlb_jw_double(jw, row->trial_ms[w][i]);
   zlb_jw_array_end(jw);
   zlb_jw_key_array(jw, "samples");
   for (size_t i = 0; i < m->nsamples; i++)

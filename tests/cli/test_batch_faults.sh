@@ -87,4 +87,11 @@ if [ -n "$(run_children hang)$(run_children hang_ignore_term)" ]; then
   run_children >&2
   fail "a hung child outlived the batch"
 fi
+# One dtype: a timeout is retried as any transient failure (nothing to
+# split into), 2 attempts at level 1.
+expect_rc 1 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops hang --dtypes float32 \
+  --timeout 1 --grace 0.2 --retries 1 --out "$TMP/one" $QUICK \
+  --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+S="$TMP/one/ops_status.csv"
+check hang timeout 2 1
 echo "ok: batch fault handling"

@@ -99,4 +99,18 @@ fake_batch rocm hip "$ZLB_FAKE_HIP_OPS" "Fake AMD GPU " hipErrorStreamCaptureUns
   hipErrorIllegalAddress 700
 # A GPU memory fault aborts the process, as ROCr does: only that operator.
 fake_abort rocm "$ZLB_FAKE_HIP_OPS" "Memory access fault by GPU node-"
+# ---- --trials on a device with little memory, and with a fault ------------
+# Two sets of a 36 MB case do not fit in 64 MiB: the second trial takes the
+# first one's place (said in the row's note) instead of failing.
+printf 'test:\n  shapes: [[3000000]]\n' >"$TMP/big.yaml"
+RB="--backend rocm --lib $ZLB_FAKE_HIP_OPS --shape-file $TMP/big.yaml $QUICK --dtypes float32 --no-flush"
+ZL_FAKE_MEM_BYTES=67108864 expect_rc 0 "$ZLBENCH" run fake_copy $RB --out "$TMP/t1"
+ZL_FAKE_MEM_BYTES=67108864 expect_rc 0 "$ZLBENCH" run fake_copy $RB --trials 2 --out "$TMP/t2"
+expect_in "$TMP/out" "trial on the memory of the trial before (no room for two sets)"
+# A fault while timing the candidate: the row fails, its results.json (the
+# baseline timed, the candidate not) is still read by compare.
+ZL_FAKE_FAULT_AT=21 expect_rc 4 "$ZLBENCH" run fake_copy $R --timer direct --dtypes float32 \
+  --trials 2 --out "$TMP/tf"
+expect_in "$TMP/tf/results.json" '"status": "FAILED"'
+expect_rc 0 "$ZLBENCH" compare "$TMP/tf" "$TMP/tf"
 echo "ok: rocm on the fake HIP runtime"

@@ -294,6 +294,18 @@ static void test_bad_trials(void **state) {
       "[1,\"x\"]", "[1,-1]", "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]", "{}",
   };
   (void)state;
+  /* A trial without a value (null, as a failed row writes none) is skipped. */
+  {
+    zlb_res_set_t s = ZLB_RES_SET_INIT;
+    zlb_error_t err = ZLB_ERROR_INIT;
+    const char *t = "{\"schema\":\"zlbench.results/1\",\"operator\":\"op\",\"family\":\"f\","
+                    "\"tables\":[{\"dtype\":\"float32\",\"rows\":[{\"status\":\"SUCCESS\","
+                    "\"shape\":\"[64]\",\"baseline\":{\"impl\":\"ref\",\"samples\":[1]},"
+                    "\"candidate\":{\"impl\":\"zlb\",\"samples\":[1],\"trials\":[1,null]}}]}]}";
+    assert_int_equal(zlb_res_parse(&s, t, strlen(t), "null.json", NULL, &err), 0);
+    assert_int_equal(s.rows[0].ntrials[1], 1);
+    zlb_res_release(&s);
+  }
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     zlb_res_set_t s = ZLB_RES_SET_INIT;
     zlb_error_t err = ZLB_ERROR_INIT;
