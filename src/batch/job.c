@@ -79,6 +79,19 @@ static void line(zlb__batch_t *b, zlb__job_t *j) {
   b->o->line(b->o->cb_ctx, text);
 }
 
+/* An attempt that failed and leads to another child: what ended it and
+ * what comes next (the operator's own line follows when it is final). */
+static void attempt_line(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, const char *sig,
+                         const char *next) {
+  char text[1024];
+  if (!b->o->line)
+    return;
+  snprintf(text, sizeof(text), "          device %-3s %-20s attempt %d (%s) after %.1fs: %.100s%s; %s\n",
+           j->row.device, j->op, u->runs, u->dtypes[0] ? u->dtypes : "all dtypes",
+           zlb_now_s() - j->child.started, sig, strlen(sig) > 100 ? "..." : "", next);
+  b->o->line(b->o->cb_ctx, text);
+}
+
 int zlb__status_is_ok(const char *status) {
   return !strcmp(status, "ok") || !strcmp(status, "replayed") ||
          !strcmp(status, "ok_capture_denied");
@@ -345,6 +358,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
      * broken. Once more, in a fresh process, with capture denied. */
     u->deny = 1;
     zlb_strlcpy(u->signature, sig, sizeof(u->signature));
+    attempt_line(b, j, u, sig, "again with capture denied");
     launch(b, j);
     return;
   } else {
@@ -364,9 +378,12 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     /* Transient failures are retried; the same signature twice means
      * deterministic, and retrying again would only cost time. */
     if (!final && !deterministic && !split && u->attempts <= b->o->retries) {
+      attempt_line(b, j, u, sig, "retrying");
       launch(b, j);
       return;
     }
+    if (j->level == 1 && !v.whole && (level2_dtypes(b, j) & (level2_dtypes(b, j) - 1)))
+      attempt_line(b, j, u, sig, "one child per dtype next");
   }
 
   if (j->level == 1) {

@@ -63,6 +63,13 @@ expect_not_in "$OUT/summary.csv" "dtype_exit,test,bfloat16"
 check hang timeout 7 2
 check hang_ignore_term timeout 7 2
 expect_in "$S" "signal SIGSEGV"
+# Each attempt that leads to another child has its line, as it happens.
+grep -Eq '^ +device [01] +hang +attempt 1 \(all dtypes\) after [0-9.]+s: timeout; one child per dtype next$' \
+  "$TMP/out" || fail "no line for hang's timed-out all-dtypes attempt"
+grep -Eq '^ +device [01] +flaky +attempt 1 \(all dtypes\) after [0-9.]+s: exit 9: .*; retrying$' \
+  "$TMP/out" || fail "no line for flaky's first attempt"
+grep -Eq '^ +device [01] +poison_capture +attempt 1 \(all dtypes\) .*; again with capture denied$' \
+  "$TMP/out" || fail "no line for poison_capture's poisoned attempt"
 expect_in "$S" "error: always_fail: deterministic failure"
 
 # Every good operator completed, with its marker.
