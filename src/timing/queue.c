@@ -260,7 +260,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   zlb__stopper_init(&st, o);
   while ((n = zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)budget,
                                 QUEUE_MAX_BATCHES))) {
-    for (size_t i = 0; i < n; i++) {
+    /* n timed batches: a discarded one does not count (at most
+     * QUEUE_MAX_INVALID of them, then the shape is refused). */
+    for (size_t got = 0; got < n;) {
       zlb_error_t cause = ZLB_ERROR_INIT;
       double ms = 0.0;
       int fired, hold_failed;
@@ -273,6 +275,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       }
       if (!fired) {
         zlb__samples_push(&smp, ms / (double)k);
+        got++;
         continue;
       }
       /* The batch's enqueues outlasted the timeout: most likely a launch
