@@ -101,7 +101,7 @@ static int replay_chunk(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t side,
 /*
  * The budget rule's replays: `planned` of them, worked out from the
  * estimate, but no more than rep_ms of replay time. An eighth first (at
- * least graph_min_replays), then as many as the time they took says fit.
+ * least graph_min_replays), then as many as still fit at their median time.
  * Sustained replays can run slower than the estimate's few calls did (an
  * H200 GEMM under its power cap: +34 %); without the check the measurement
  * would run that much longer than its budget.
@@ -121,7 +121,8 @@ static size_t budget_next(const zlb_timing_opts_t *o, const zlb__samples_t *s, l
   for (size_t i = 0; i < s->n; i++)
     spent += s->v[i] * (double)k;
   left = planned - s->n;
-  per = spent / (double)s->n;
+  /* A replay's usual time: one slow replay does not cut the rest short. */
+  per = zlb_stats_median(s->v, s->n) * (double)k;
   if (!left || !(per > 0) || spent >= o->rep_ms)
     return 0;
   if ((o->rep_ms - spent) / per < (double)left)

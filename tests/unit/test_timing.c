@@ -493,13 +493,13 @@ static void test_noise_stop(void **state) {
 /* Budget rule: the graph timer's replays stop at rep_ms of replay time
  * even when they run slower than the estimate said (a GPU under its power
  * cap). The test backend's replay lasts as long as the captured calls did:
- * calls under capture spin 8x longer than the estimate's. Replays planned
- * from the estimate would last 8 x rep_ms. */
+ * calls under capture spin 4x longer than the estimate's. Replays planned
+ * from the estimate would last 4 x rep_ms. */
 static void test_graph_budget_in_time(void **state) {
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
-  struct fake f = {0, 0, 0, 0, 0, 25, 200};
+  struct fake f = {0, 0, 0, 0, 0, 25, 100};
   zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
@@ -514,10 +514,10 @@ static void test_graph_budget_in_time(void **state) {
   assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
                                  sizeof(marker), &fail, &e), 0);
   assert_int_equal(m.timer, ZLB_TIMER_GRAPH);
-  /* Each sample is one replay over its K launches: ~200 us per call (more
+  /* Each sample is one replay over its K launches: ~100 us per call (more
    * on a loaded machine: a busy-wait preempted runs longer). */
-  if (!(m.value_ms > 0.15 && m.value_ms < 2.0))
-    fail_msg("%.4f ms per call, want the captured calls' ~0.2 ms", m.value_ms);
+  if (!(m.value_ms > 0.075 && m.value_ms < 2.0))
+    fail_msg("%.4f ms per call, want the captured calls' ~0.1 ms", m.value_ms);
   replay_ms = m.value_ms * m.graph_launches * (double)m.replays;
   if (!(replay_ms < 2.0 * o.rep_ms))
     fail_msg("%d replays of %d launches took %.1f ms against a %.0f ms budget", m.replays,
@@ -538,7 +538,7 @@ static void test_graph_budget_in_time(void **state) {
       planned = 1000;
     if (planned < o.graph_min_replays)
       planned = o.graph_min_replays;
-    if (m.value_ms <= m.estimate_ms && m.replays < (int)planned - 1)
+    if (m.value_ms <= m.estimate_ms && m.replays < 0.8 * planned - 1)
       fail_msg("%d replays, %.0f planned, though replays ran no slower than the estimate",
                m.replays, planned);
   }
