@@ -136,9 +136,23 @@ out:
 }
 
 static void stop_all(zlb__batch_t *b) {
-  for (size_t i = 0; i < b->njobs; i++)
-    if (b->jobs[i].state == ZLB__JOB_RUNNING)
-      zlb_child_stop(&b->jobs[i].child, b->o->grace_s);
+  for (size_t i = 0; i < b->njobs; i++) {
+    zlb__job_t *j = &b->jobs[i];
+    if (j->state != ZLB__JOB_RUNNING)
+      continue;
+    /* What a resume starts again: an operator that never finishes within
+     * one call's budget shows here, call after call. */
+    if (b->o->line) {
+      char text[512];
+      snprintf(text, sizeof(text),
+               "          device %-3s %-20s stopped after %.1fs (operator %.1fs, level %d): "
+               "not finished, a resume starts it again\n",
+               j->row.device, j->op, zlb_now_s() - j->child.started, zlb_now_s() - j->t0,
+               j->level);
+      b->o->line(b->o->cb_ctx, text);
+    }
+    zlb_child_stop(&j->child, b->o->grace_s);
+  }
 }
 
 void zlb__servers_poll(zlb__batch_t *b, int stop) {

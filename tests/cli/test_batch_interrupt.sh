@@ -28,6 +28,9 @@ wait $bgpid
 rc=$?
 [ "$rc" = 130 ] || fail "interrupted batch exited $rc, expected 130"
 expect_in "$TMP/first.out" "interrupted: run the same command again to resume"
+# The operator that was running is named, with how long it had run.
+grep -Eq '^ +device 0 +hang +stopped after [0-9.]+s \(operator [0-9.]+s, level 1\): not finished, a resume starts it again$' \
+  "$TMP/first.out" || fail "the interrupted operator is not named"
 sleep 0.2
 if [ -n "$(run_children hang)" ]; then
   run_children hang >&2
