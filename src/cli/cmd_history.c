@@ -166,6 +166,23 @@ static void ident_read(const char *results_path, ident_t *id) {
   zlb_strbuf_release(&p);
 }
 
+/* A run's key in the database: its results file byte for byte (samples
+ * included), its start and its operator. Two runs that started in the same
+ * second differ here. */
+static int run_digest(const char *source, const ident_t *id, zlb_strbuf_t *dig,
+                      zlb_error_t *err) {
+  char *text = NULL;
+  size_t len = 0;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  if (zlb_read_file(source, &text, &len, err) != 0)
+    return -1;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char)text[i]) * 0x100000001b3ULL;
+  zlb_strbuf_addf(dig, "%016llx:%s:%s", (unsigned long long)h, id->started, id->op);
+  free(text);
+  return 0;
+}
+
 static void caliber_key(const zlb_caliber_t *c, zlb_strbuf_t *out) {
   for (int f = 0; f < ZLB_CAL_COUNT; f++)
     zlb_strbuf_addf(out, "%s%s=%s", f ? ";" : "", zlb_caliber_field(f), c->v[f]);
@@ -225,8 +242,6 @@ static int history_add(const char *dbpath, const char *dir) {
     const zlb_res_row_t *first = NULL;
     ident_t id;
     zlb_strbuf_t key = ZLB_STRBUF_INIT, dig = ZLB_STRBUF_INIT;
-    char *text = NULL;
-    size_t len = 0;
     sqlite3_int64 run_id;
     for (size_t i = 0; i < s.n && !first; i++)
       if (s.rows[i].cal == k)
@@ -235,14 +250,7 @@ static int history_add(const char *dbpath, const char *dir) {
       continue; /* a results file without rows */
     ident_read(first->source, &id);
     caliber_key(&s.cals[k], &key);
-    /* the digest: the results file and its identity, byte for byte */
-    if (zlb_read_file(first->source, &text, &len, &err) == 0) {
-      uint64_t h = 0xcbf29ce484222325ULL;
-      for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)text[i]) * 0x100000001b3ULL;
-      zlb_strbuf_addf(&dig, "%016llx:%s:%s", (unsigned long long)h, id.started, id.op);
-      free(text);
-    } else {
+    if (run_digest(first->source, &id, &dig, &err) != 0) {
       zlb_strbuf_release(&key);
       zlb_cli_errorf("history add: %s", err.msg);
       rc = ZLB_EXIT_USAGE;
@@ -472,6 +480,7 @@ static void append(double **dst, size_t *n, const double *src, size_t m) {
 static int reference(sqlite3 *db, const char *dbpath, const zlb_res_set_t *cur, long last,
                      zlb_res_set_t *ref, size_t *nruns, zlb_error_t *err) {
   sqlite3_stmt *q = NULL;
+  zlb_strbuf_t dig = ZLB_STRBUF_INIT;
   int rc = 0;
   *nruns = 0;
   if (sqlite3_prepare_v2(db,
@@ -479,7 +488,7 @@ static int reference(sqlite3 *db, const char *dbpath, const zlb_res_set_t *cur, 
                          "w.candidate_ms, w.run_id FROM rows w JOIN runs r ON w.run_id = r.id "
                          "WHERE w.op = ?1 AND w.dtype = ?2 AND w.shape = ?3 AND w.baseline = ?4 "
                          "AND w.candidate = ?5 AND r.caliber = ?6 AND w.status = 'SUCCESS' "
-                         "AND r.started <> ?7 ORDER BY r.id DESC LIMIT ?8",
+                         "AND r.digest <> ?7 ORDER BY r.id DESC LIMIT ?8",
                          -1, &q, NULL) != SQLITE_OK)
     return db_error(db, err, "query", dbpath);
   ref->cals = zlb_xcalloc(cur->ncal ? cur->ncal : 1, sizeof(zlb_caliber_t));
@@ -503,7 +512,15 @@ static int reference(sqlite3 *db, const char *dbpath, const zlb_res_set_t *cur, 
     bind_text(q, 4, r->impl[0]);
     bind_text(q, 5, r->impl[1]);
     bind_text(q, 6, key.buf);
-    bind_text(q, 7, id.started); /* not the run itself, when it was added already */
+    /* Not the run itself, when it was added already: by its digest (a
+     * start time alone matched another run of the second before). */
+    zlb_strbuf_reset(&dig);
+    if (run_digest(r->source, &id, &dig, err) != 0) {
+      zlb_strbuf_release(&key);
+      rc = err->code ? err->code : ZLB_EIO;
+      break;
+    }
+    bind_text(q, 7, dig.buf);
     sqlite3_bind_int64(q, 8, last);
     zlb_strbuf_release(&key);
     out.ms[0] = out.ms[1] = NAN;
@@ -536,6 +553,7 @@ static int reference(sqlite3 *db, const char *dbpath, const zlb_res_set_t *cur, 
     ref->rows[ref->n++] = out;
   }
   sqlite3_finalize(q);
+  zlb_strbuf_release(&dig);
   return rc;
 }
 

@@ -47,6 +47,23 @@ expect_in "$TMP/out" "6 compared: 2 slower"
 # A2 against the history (itself excluded): nothing slower.
 expect_rc 0 "$ZLBENCH" history check "$TMP/A2" --db "$DB"
 expect_in "$TMP/out" "6 compared: 0 slower"
+# A run that started in the same second as one in the database is still
+# compared with it; only the run itself is left out (A3: A2's results with
+# A1's start times).
+DB2="$TMP/data/same-second.sqlite"
+expect_rc 0 "$ZLBENCH" history add "$TMP/A1" --db "$DB2"
+cp -r "$TMP/A2" "$TMP/A3"
+for op in steady_a steady_b steady_c; do
+  st=$(sed -n 's/^  "started": "\([^"]*\)".*/\1/p' "$TMP/A1/ops/$op/run_identity.json")
+  [ -n "$st" ] || fail "no start time in A1's $op identity"
+  sed -i "s/^  \"started\": \"[^\"]*\"/  \"started\": \"$st\"/" "$TMP/A3/ops/$op/run_identity.json"
+  expect_in "$TMP/A3/ops/$op/run_identity.json" "\"started\": \"$st\""
+done
+expect_rc 0 "$ZLBENCH" history check "$TMP/A3" --db "$DB2"
+expect_in "$TMP/out" "6 compared: 0 slower"
+# ...and the run itself, once added, is not compared with itself.
+expect_rc 0 "$ZLBENCH" history check "$TMP/A1" --db "$DB2"
+expect_in "$TMP/out" "0 compared"
 # Another caliber has nothing to compare with: every row only in B.
 batch "$TMP/C" --autotune on
 expect_rc 0 "$ZLBENCH" history check "$TMP/C" --db "$DB" --format csv
