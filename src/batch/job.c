@@ -184,6 +184,12 @@ static uint32_t level2_dtypes(const zlb__batch_t *b, const zlb__job_t *j) {
   return want;
 }
 
+/* Whether level 2 would run more than one child. */
+static int splits(const zlb__batch_t *b, const zlb__job_t *j) {
+  uint32_t want = level2_dtypes(b, j);
+  return (want & (want - 1)) != 0;
+}
+
 static void begin_level2(zlb__batch_t *b, zlb__job_t *j) {
   uint32_t want = level2_dtypes(b, j);
   j->level = 2;
@@ -373,8 +379,8 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
      * dtype's child gets the whole timeout, where a retry of the same
      * child would most likely spend another one (FlagGems operators that
      * autotune every dtype in every process: 3 x 41 s of tuning). */
-    int split = j->level == 1 && ex->timed_out && !v.whole &&
-                (level2_dtypes(b, j) & (level2_dtypes(b, j) - 1)) != 0;
+    int to_level2 = j->level == 1 && !v.whole && splits(b, j);
+    int split = to_level2 && ex->timed_out;
     /* Transient failures are retried; the same signature twice means
      * deterministic, and retrying again would only cost time. */
     if (!final && !deterministic && !split && u->attempts <= b->o->retries) {
@@ -382,7 +388,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
       launch(b, j);
       return;
     }
-    if (j->level == 1 && !v.whole && (level2_dtypes(b, j) & (level2_dtypes(b, j) - 1)))
+    if (to_level2)
       attempt_line(b, j, u, sig, "one child per dtype next");
   }
 

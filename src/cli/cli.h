@@ -95,6 +95,10 @@ int zlb_cli_parse(const char *cmd, const zlb_cli_option_t *opts, int argc, char 
 void zlb_cli_help(FILE *f, const zlb_cli_option_t *opts);
 /** "invalid value 'V' for OPT: expected WANT"; returns -1. */
 int zlb_cli_bad_value(const char *opt, const char *value, const char *want);
+/* An integer option in lo..hi into *out; else -1 after the message
+ * "invalid value 'V' for OPT: expected WANT". */
+int zlb_cli_long_in(const char *opt, const char *value, long lo, long hi, const char *want,
+                    long *out);
 
 /* Subcommands: argv[0] is the subcommand name. */
 int zlb_cmd_run(int argc, char **argv);

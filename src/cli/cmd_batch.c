@@ -115,8 +115,8 @@ static int opt_seconds(const zlb_cli_option_t *opt, const char *name, const char
 static int opt_retries(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   long n;
   (void)opt;
-  if (zlb_parse_long(v, &n) || n < 0 || n > 100)
-    return zlb_cli_bad_value(name, v, "0..100");
+  if (zlb_cli_long_in(name, v, 0, 100, "0..100", &n))
+    return -1;
   *(int *)ptr = (int)n;
   return 0;
 }
@@ -124,8 +124,8 @@ static int opt_retries(const zlb_cli_option_t *opt, const char *name, const char
 static int opt_jobs(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   long n;
   (void)opt;
-  if (zlb_parse_long(v, &n) || n < 1 || n > 64)
-    return zlb_cli_bad_value(name, v, "1..64");
+  if (zlb_cli_long_in(name, v, 1, 64, "1..64", &n))
+    return -1;
   *(int *)ptr = (int)n;
   return 0;
 }

@@ -26,8 +26,8 @@ static void emit(void *ctx, const char *text) {
 static int opt_device(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   long d;
   (void)opt;
-  if (zlb_parse_long(v, &d) || d < 0 || d > 4096)
-    return zlb_cli_bad_value(name, v, "a device ordinal");
+  if (zlb_cli_long_in(name, v, 0, 4096, "a device ordinal", &d))
+    return -1;
   *(int *)ptr = (int)d;
   return 0;
 }

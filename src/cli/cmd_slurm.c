@@ -49,12 +49,8 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
 }
 
 static int opt_count(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
-  long n;
   (void)opt;
-  if (zlb_parse_long(v, &n) || n < 0 || n > 100000)
-    return zlb_cli_bad_value(name, v, "an integer 0..100000");
-  *(long *)ptr = n;
-  return 0;
+  return zlb_cli_long_in(name, v, 0, 100000, "an integer 0..100000", ptr);
 }
 
 /* Slurm's time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S. */

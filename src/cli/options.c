@@ -13,6 +13,15 @@ int zlb_cli_bad_value(const char *opt, const char *value, const char *want) {
   return -1;
 }
 
+int zlb_cli_long_in(const char *opt, const char *value, long lo, long hi, const char *want,
+                    long *out) {
+  long n;
+  if (zlb_parse_long(value, &n) || n < lo || n > hi)
+    return zlb_cli_bad_value(opt, value, want);
+  *out = n;
+  return 0;
+}
+
 /* The entry named `name` (its first `len` characters), looking into
  * included tables too; NULL when there is none. */
 static const zlb_cli_option_t *find(const zlb_cli_option_t *opts, const char *name, size_t len) {

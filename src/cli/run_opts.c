@@ -13,8 +13,8 @@
 
 static int set_positive_int(const char *opt, const char *v, int *out) {
   long n;
-  if (zlb_parse_long(v, &n) || n < 1 || n > 1000000)
-    return zlb_cli_bad_value(opt, v, "a positive integer");
+  if (zlb_cli_long_in(opt, v, 1, 1000000, "a positive integer", &n))
+    return -1;
   *out = (int)n;
   return 0;
 }
@@ -66,8 +66,8 @@ static int opt_queue_launches(const zlb_cli_option_t *opt, const char *name, con
   char want[64];
   (void)opt;
   snprintf(want, sizeof(want), "an integer in 1..%d", ZLB_QUEUE_LAUNCHES_LIMIT);
-  if (zlb_parse_long(v, &n) || n < 1 || n > ZLB_QUEUE_LAUNCHES_LIMIT)
-    return zlb_cli_bad_value(name, v, want);
+  if (zlb_cli_long_in(name, v, 1, ZLB_QUEUE_LAUNCHES_LIMIT, want, &n))
+    return -1;
   *(int *)ptr = (int)n;
   return 0;
 }
@@ -178,8 +178,8 @@ static int opt_trials(const zlb_cli_option_t *opt, const char *name, const char 
   long n;
   (void)opt;
   x->trials_given = 1;
-  if (zlb_parse_long(v, &n) || n < 1 || n > ZLB_RUN_MAX_TRIALS)
-    return zlb_cli_bad_value(name, v, "an integer from 1 to 16");
+  if (zlb_cli_long_in(name, v, 1, ZLB_RUN_MAX_TRIALS, "an integer from 1 to 16", &n))
+    return -1;
   x->o->trials = (int)n;
   return 0;
 }

@@ -680,6 +680,9 @@ static zlb__phase_t next_phase(zlb__row_t *row, zlb__phase_t p, double *t) {
   return p + 1 < ZLB__PH_COUNT ? (zlb__phase_t)(p + 1) : p;
 }
 
+/* The row's note when a trial could not hold the last one's tensors. */
+static const char NO_ROOM[] = "trial on the memory of the trial before (no room for two sets)";
+
 /* Whether a trial's held tensors are still there (NULL: no trials). */
 static int holds_tensors(const zlb_case_t *h) {
   if (!h)
@@ -744,8 +747,7 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     free_tensors(r, hold);
     zlb_error_clear(&e);
     if (!(rc = check_footprint(r, &c, &e)))
-      zlb_strlcpy(row->note, "trial on the memory of the trial before (no room for two sets)",
-                  sizeof(row->note));
+      zlb_strlcpy(row->note, NO_ROOM, sizeof(row->note));
   }
   if (rc) {
     fail_row(row, "setup", &e);
@@ -765,9 +767,7 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
         free_tensors(r, hold);
         zlb_error_clear(&e);
         if (!(rc = alloc_tensors(r, &c, &e)))
-          zlb_strlcpy(row->note,
-                      "trial on the memory of the trial before (no room for two sets)",
-                      sizeof(row->note));
+          zlb_strlcpy(row->note, NO_ROOM, sizeof(row->note));
       }
       free_tensors(r, hold);
     }
