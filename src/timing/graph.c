@@ -236,6 +236,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     if (replays > GRAPH_MAX_REPLAYS)
       replays = GRAPH_MAX_REPLAYS;
     zlb__stopper_init(&st, o);
+    st.calls_per_sample = (double)k;
     while ((kk = o->stop == ZLB_STOP_NOISE
                      ? zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)replays,
                                          GRAPH_MAX_REPLAYS)

@@ -258,6 +258,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   if (budget > QUEUE_MAX_BATCHES)
     budget = QUEUE_MAX_BATCHES;
   zlb__stopper_init(&st, o);
+  st.calls_per_sample = (double)k;
   while ((n = zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)budget,
                                 QUEUE_MAX_BATCHES))) {
     /* n timed batches: a discarded one does not count (at most

@@ -44,6 +44,7 @@ void zlb__stopper_init(zlb__stopper_t *st, const zlb_timing_opts_t *o) {
   memset(st, 0, sizeof(*st));
   st->o = o;
   st->t0 = zlb_now_s();
+  st->calls_per_sample = 1.0;
 }
 
 size_t zlb__stopper_next(zlb__stopper_t *st, const zlb__samples_t *s, double est_ms,
@@ -59,6 +60,7 @@ size_t zlb__stopper_next(zlb__stopper_t *st, const zlb__samples_t *s, double est
     return (size_t)(o->min_samples > 0 ? o->min_samples : 1);
   for (size_t i = 0; i < s->n; i++)
     measured += s->v[i];
+  measured *= st->calls_per_sample;
   noise = zlb_stats_noise(s->v, s->n);
   if ((int)s->n >= o->min_samples && measured >= o->min_time_ms) {
     if (noise <= o->max_noise) {

@@ -26,8 +26,12 @@ typedef struct zlb__stopper {
   double hist[4];
   int nh;
   int met;
+  double calls_per_sample; /* graph and queue: a sample is K calls' mean (1 else) */
 } zlb__stopper_t;
 
+/* min_time_ms counts measured device time: a sample that is the mean of K
+ * calls (a replay of K launches, a batch of K queued calls) stands for K
+ * times its value. */
 void zlb__stopper_init(zlb__stopper_t *st, const zlb_timing_opts_t *o);
 /** Samples to take next (0: stop). `est_ms` is the per-sample estimate. */
 size_t zlb__stopper_next(zlb__stopper_t *st, const zlb__samples_t *s, double est_ms,

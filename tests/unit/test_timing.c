@@ -487,6 +487,26 @@ static void test_noise_stop(void **state) {
     assert_true(m.replays >= 5);
   }
   zlb_measurement_release(&m);
+
+  /* min_time_ms counts every call of a replay: a 20 us call replayed K =
+   * 10 at a time (0.2 ms a replay) has its 2 ms after about 10 replays.
+   * Counting one call per sample would take 100 replays. */
+  f.spin_us = 20;
+  o.min_samples = 5;
+  o.min_time_ms = 2.0;
+  memset(&m, 0, sizeof(m));
+  {
+    zlb_graph_failure_t fail;
+    char marker[64];
+    assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
+                                   sizeof(marker), &fail, &e), 0);
+    assert_int_equal(m.timer, ZLB_TIMER_GRAPH);
+    assert_true(m.graph_launches >= 5);
+    if (!m.noise_met || m.replays < 5 || m.replays > 40)
+      fail_msg("K = %d: %d replays (noise met %d), want 5..40", m.graph_launches, m.replays,
+               m.noise_met);
+  }
+  zlb_measurement_release(&m);
   b->v->stream_destroy(b, s);
 }
 
