@@ -86,6 +86,27 @@ class _State:
         self.timers = set()
         self.fatal = None
         self.started = _now()
+        # Where the process's seconds go: since its start (the fork, for a
+        # fork-server child) to each stage, and the measurements' share.
+        self.proc_start = _process_start()
+        self.marks = {}
+        self.measure_s = 0.0
+        self.measures = 0
+        self.mark("configure")
+
+    def mark(self, stage):
+        if stage not in self.marks:
+            self.marks[stage] = time.time()
+
+    def timeline(self):
+        base = self.proc_start
+        out = {"process_start": None if base is None else
+               time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(base))}
+        for stage, t in self.marks.items():
+            out[f"{stage}_s"] = None if base is None else round(t - base, 3)
+        out["measure_s"] = round(self.measure_s, 3)
+        out["measures"] = self.measures
+        return out
 
     # ---- which operator runs now ------------------------------------------------
 
@@ -100,6 +121,20 @@ class _State:
 
 def _now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _process_start():
+    """This process's start (epoch seconds, 10 ms steps) from /proc, or None."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            stat = f.read(4096)
+        ticks = int(stat[stat.rindex(")") + 2:].split()[19])
+        with open("/proc/stat", encoding="ascii") as f:
+            btime = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        hz = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return btime + ticks / hz if hz > 0 else None
 
 
 _state = None
@@ -130,6 +165,8 @@ def _measure(kind, fn, **kw):
         # zlbench's stopping rule: samples until the noise is under 0.5 %
         # (at least 10 samples and 2 ms), FlagGems' rep budget the cap.
         kw["timeout_ms"] = float(kw.get("rep") or 100)
+    s.mark("first_measure")
+    t0 = time.perf_counter()
     try:
         res = _bench.measure(fn, timer=timer, deny_capture=deny, backend=s.backend,
                              stop=s.stop, **kw)
@@ -140,6 +177,9 @@ def _measure(kind, fn, **kw):
         s.fatal = str(e)
         s.calls.append({"kind": kind, "error": f"fatal: {e}"})
         raise
+    finally:
+        s.measure_s += time.perf_counter() - t0
+        s.measures += 1
     s.backend_used = res.backend
     s.device = res.device_name
     s.timers.add(res.timer)
@@ -311,6 +351,7 @@ def _identity(finished):
                      "root": root, "vendor": os.environ.get("GEMS_VENDOR")},
         "nodes": s.nodes,
         "argv": sys.argv,
+        "timeline": s.timeline(),
     }
     if s.fatal:
         ident["fatal"] = s.fatal
@@ -383,6 +424,7 @@ def pytest_configure(config):
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
     _state.nodes = [it.nodeid for it in items]
+    _state.mark("collected")
     _hook_loaded()
     for it in items:
         mod = getattr(it, "module", None)
@@ -412,5 +454,6 @@ def pytest_runtest_teardown(item):
 def pytest_sessionfinish(session, exitstatus):
     if _state is None:
         return
+    _state.mark("finish")
     _write_sidecar()
     _write_identity(True)

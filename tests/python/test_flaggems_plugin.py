@@ -102,6 +102,14 @@ def test_row_lines_sidecar_identity(tmp_path):
     assert ident["caliber"]["stop"] == "noise"
     assert ident["nodes"] == ["benchmark/test_abs.py::test_abs"]
     assert "finished" in ident and ident["flaggems"]["commit"]
+    # Where the process's time went: stages in order from its start, the
+    # four measurements (2 rows x torch, gems) and their seconds.
+    tl = ident["timeline"]
+    assert tl["process_start"] and tl["measures"] == 4
+    stages = [tl[k] for k in ("configure_s", "collected_s", "first_measure_s", "finish_s")]
+    assert all(isinstance(v, float) for v in stages), tl
+    assert 0 <= stages[0] <= stages[1] <= stages[2] <= stages[3], tl
+    assert 0 < tl["measure_s"] <= stages[3] - stages[2] + 0.05, tl
 
 
 def test_proxy_only_in_base_module(tmp_path):
