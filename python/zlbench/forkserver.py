@@ -13,6 +13,15 @@ and working folder. Its end comes back to the client, which ends the same
 way (the exit status, or death by the same signal), so the batch classifies
 it exactly as a plain child. See docs/flaggems.md.
 
+Modules that cannot be preloaded (they initialise the GPU runtime at
+import: flag_gems) are imported ahead of time by a *spare*: a process the
+server forks in advance, which imports them and then waits for one request.
+The next request whose environment is the server's (every variable but
+zlbench's own ``ZL_*``, which nothing reads at import) goes to the spare
+instead of a fresh fork, and a new spare starts; other requests get a fresh
+fork as before. A spare that fails to start twice turns spares off.
+``ZL_FG_SPARE=0`` turns them off.
+
 Isolation and safety rules:
 
 - a preload that initialises a GPU runtime (a forked child could not use
@@ -151,14 +160,19 @@ def _check_request(req, fds):
     return mod, args, env, cwd
 
 
-def _run_child(mod, args, env, cwd, fds, close):
+def _child_signals():
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
+        signal.signal(s, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _run_child(mod, args, env, cwd, fds, close, session=True):
     """In the forked process: become `python -m mod args` and never return."""
     rc = 1
     try:
-        os.setsid()
-        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
-            signal.signal(s, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if session:
+            os.setsid()
+        _child_signals()
         for f in close:
             f.close()
         # Above the standard three first, so that no dup2 below overwrites
@@ -200,6 +214,92 @@ def _run_child(mod, args, env, cwd, fds, close):
         os._exit(rc & 0xFF)
 
 
+# ---- the spare ---------------------------------------------------------------------
+
+SPARE_FAILURES_MAX = 2
+
+
+def _import_env(env):
+    """The variables that can matter at import: all but zlbench's own."""
+    return {k: v for k, v in env.items() if not k.startswith("ZL_")}
+
+
+class _Spare:
+    """A forked process that has imported `names` and waits for a request."""
+
+    def __init__(self, names, close):
+        a, b = socket.socketpair()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            a.close()
+            _spare_main(names, b, close)
+        b.close()
+        self.pid, self.sock, self.born = pid, a, time.monotonic()
+
+    def hand(self, req, fds):
+        """Give the spare its request; False when it is gone."""
+        try:
+            send_msg(self.sock, req, fds)
+            return True
+        except OSError:
+            return False
+        finally:
+            self.sock.close()
+
+    def status(self):
+        """Its wait status once it ended on its own, else None."""
+        try:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return 1 << 8
+        return status if done else None
+
+    def kill(self):
+        self.sock.close()
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            try:            # not yet in a session of its own
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def _spare_main(names, sock, close):
+    """In the spare: import, wait for one request, run it; never return."""
+    try:
+        os.setsid()
+        _child_signals()
+        for f in close:
+            f.close()
+        t0 = time.monotonic()
+        for name in names:
+            try:
+                __import__(name)
+            except Exception as e:  # noqa: BLE001 - the child imports it again and says why
+                _log(f"spare: importing {name} failed ({type(e).__name__}: {e}); "
+                     f"the child will import it itself")
+                break
+        _log(f"spare: ready after {time.monotonic() - t0:.2f} s")
+        try:
+            req, fds = recv_msg(sock, 3)
+        except EOFError:
+            os._exit(0)         # the server went away or let the spare go
+        sock.close()
+        mod, args, env, cwd = _check_request(req, fds)
+    except BaseException:  # noqa: BLE001 - the server sees the exit and forks instead
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(3)
+    _run_child(mod, args, env, cwd, fds, [], session=False)
+
+
 _START_CWD = os.getcwd()
 _stop = False
 
@@ -209,7 +309,7 @@ def _on_term(signum, frame):
     _stop = True
 
 
-def serve(path, parent):
+def serve(path, parent, spare_names=()):
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
@@ -223,9 +323,29 @@ def serve(path, parent):
     signal.signal(signal.SIGTERM, _on_term)
     signal.signal(signal.SIGINT, _on_term)
     conns = {}          # socket -> pid (0 until forked)
-    served = 0
+    served = from_spare = 0
+    spare, spare_failures = None, 0
+    mismatch_said = set()
+    import_env = _import_env(os.environ)
+    if spare_names:
+        _log(f"spares import {', '.join(spare_names)} ahead of each child")
+
+    def new_spare(extra=()):
+        if spare_names and spare_failures < SPARE_FAILURES_MAX:
+            return _Spare(spare_names, [srv] + list(conns) + list(extra))
+        return None
+    spare = new_spare()
     _log(f"serving on {path}")
     while not _stop:
+        if spare is not None:
+            st = spare.status()
+            if st is not None:
+                spare_failures += 1
+                spare.sock.close()
+                _log(f"spare {spare.pid} ended before its request (status {st}); "
+                     + ("starting another" if spare_failures < SPARE_FAILURES_MAX
+                        else "spares off"))
+                spare = new_spare()
         if parent and os.getppid() != parent:
             _log("the batch is gone: stopping")
             break
@@ -257,13 +377,40 @@ def serve(path, parent):
                     _log(f"a malformed request: {e}")
                     conn.close()
                     continue
-                sys.stdout.flush()
-                sys.stderr.flush()
-                pid = os.fork()
-                if pid == 0:
-                    _run_child(mod, args, env, cwd, fds, [srv, conn] + list(conns))
+                pid = 0
+                env["ZL_FG_REQUEST_AT"] = f"{time.time():.3f}"
+                if spare is not None:
+                    theirs = _import_env(env)
+                    diff = sorted(k for k in set(import_env) | set(theirs)
+                                  if import_env.get(k) != theirs.get(k))
+                    if diff:
+                        said = ",".join(diff[:8])
+                        if said not in mismatch_said and len(mismatch_said) < 16:
+                            mismatch_said.add(said)
+                            _log(f"a fresh fork, not the spare: the request's environment "
+                                 f"differs in {said}")
+                    else:
+                        env["ZL_FG_SPARE_USED"] = "1"
+                        if spare.hand(req, fds):
+                            pid = spare.pid
+                            from_spare += 1
+                        else:
+                            del env["ZL_FG_SPARE_USED"]
+                            spare.kill()
+                        spare = None
+                if not pid:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    pid = os.fork()
+                    if pid == 0:
+                        _run_child(mod, args, env, cwd, fds, [srv, conn] + list(conns)
+                                   + ([spare.sock] if spare is not None else []))
                 for fd in fds:
                     os.close(fd)
+                if spare is None:
+                    # After the request's descriptors are closed here: a
+                    # spare must not hold the client's streams open.
+                    spare = new_spare([conn])
                 served += 1
                 try:
                     send_msg(conn, {"pid": pid})
@@ -301,6 +448,8 @@ def serve(path, parent):
                     pass
                 conn.close()
                 del conns[conn]
+    if spare is not None:
+        spare.kill()
     for conn, pid in conns.items():
         try:
             os.killpg(pid, signal.SIGKILL)
@@ -313,7 +462,7 @@ def serve(path, parent):
             os.unlink(path)
     except FileNotFoundError:
         pass
-    _log(f"served {served} children")
+    _log(f"served {served} children ({from_spare} by a spare)")
 
 
 def main(argv=None):
@@ -324,21 +473,29 @@ def main(argv=None):
                     help=f"modules to import first, comma-separated (default {DEFAULT_PRELOAD})")
     ap.add_argument("--parent", type=int, default=0,
                     help="stop when this process (the batch) is no longer the parent")
+    ap.add_argument("--spare", default="",
+                    help="modules a spare imports ahead of each child, comma-separated "
+                         "(default: those the preload could not keep; ZL_FG_SPARE=0: none)")
     a = ap.parse_args(argv)
     if len(a.socket.encode()) >= 104:
         ap.error(f"--socket {a.socket!r}: a UNIX socket path must be under 104 bytes")
     names = [n.strip() for n in a.preload.split(",") if n.strip()]
     t0 = time.monotonic()
     kept = preload(names)
+    spare = [n.strip() for n in a.spare.split(",") if n.strip()]
     if kept is not None:
-        # Start over in a fresh interpreter with what was safe.
+        # Start over in a fresh interpreter with what was safe; a spare
+        # imports the rest ahead of each child.
         sys.stdout.flush()
         sys.stderr.flush()
         os.execv(sys.executable, [sys.executable, "-m", "zlbench.forkserver", "--socket", a.socket,
                                   "--preload", ",".join(kept) or ",",
-                                  "--parent", str(a.parent)])
+                                  "--parent", str(a.parent),
+                                  "--spare", ",".join(spare + names[len(kept):]) or ","])
     _log(f"preloaded {', '.join(names) or 'nothing'} in {time.monotonic() - t0:.1f} s")
-    serve(a.socket, a.parent)
+    if os.environ.get("ZL_FG_SPARE", "1") == "0":
+        spare = []
+    serve(a.socket, a.parent, tuple(spare))
     return 0
 
 

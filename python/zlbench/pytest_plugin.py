@@ -88,7 +88,10 @@ class _State:
         self.started = _now()
         # Where the process's seconds go: since its start (the fork, for a
         # fork-server child) to each stage, and the measurements' share.
-        self.proc_start = _process_start()
+        # A fork-server child counts from its request (a spare started
+        # earlier and imported ahead of it); any other from its start.
+        self.proc_start = _request_at() or _process_start()
+        self.from_spare = os.environ.get("ZL_FG_SPARE_USED") == "1"
         self.marks = {}
         self.measure_s = 0.0
         self.measures = 0
@@ -101,7 +104,8 @@ class _State:
     def timeline(self):
         base = self.proc_start
         out = {"process_start": None if base is None else
-               time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(base))}
+               time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(base)),
+               "from_spare": self.from_spare}
         for stage, t in self.marks.items():
             out[f"{stage}_s"] = None if base is None else round(t - base, 3)
         out["measure_s"] = round(self.measure_s, 3)
@@ -121,6 +125,15 @@ class _State:
 
 def _now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _request_at():
+    """When the fork server took this child's request (epoch seconds), or None."""
+    try:
+        t = float(os.environ.get("ZL_FG_REQUEST_AT", ""))
+    except ValueError:
+        return None
+    return t if 0 < t <= time.time() + 1 else None
 
 
 def _process_start():

@@ -446,7 +446,11 @@ static void fg_env(const zlb__batch_t *b, zlb_strvec_t *env) {
     zlb_strvec_pushf(env, "ZL_TIMER=%s", timer);
   if (vendor)
     zlb_strvec_pushf(env, "GEMS_VENDOR=%s", vendor);
-  zlb_strvec_push(env, "PYTHONDONTWRITEBYTECODE=1");
+  /* Bytecode is written as a plain pytest run of FlagGems writes it (next
+   * to the sources, where writable; PYTHONDONTWRITEBYTECODE or
+   * PYTHONPYCACHEPREFIX of the caller's environment say otherwise):
+   * flag_gems imports in 2.6 s with its bytecode, 4.6 s without, in every
+   * child. */
   zlb_strvec_push(env, "PYTHONUNBUFFERED=1");
   zlb_strbuf_release(&s);
 }

@@ -1,9 +1,12 @@
 """zlbench.forkserver and zlbench.forkrun: a forked child is the client's
 process in all that a batch can see (arguments, environment, working folder,
 streams, exit status or signal), signals reach it, it dies with its client,
-and a client without a usable server runs the module itself."""
+and a client without a usable server runs the module itself. Every fixture
+test runs twice: children forked on request, and children taken from a
+spare that imported a slow module ahead of the request."""
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -20,8 +23,12 @@ PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 PROBE = '''
 import json, os, signal, sys, time
 a = sys.argv[1:]
-print(json.dumps({"argv": a, "cwd": os.getcwd(), "foo": os.environ.get("ZLB_FOO"),
-                  "own_group": os.getpgid(0) == os.getpid(), "pid": os.getpid()}), flush=True)
+slow = sys.modules.get("zlb_slow")
+print(json.dumps({"argv": a, "cwd": os.getcwd(), "foo": os.environ.get("ZL_TEST_FOO"),
+                  "own_group": os.getpgid(0) == os.getpid(), "pid": os.getpid(),
+                  "spare": os.environ.get("ZL_FG_SPARE_USED"),
+                  "request_at": float(os.environ.get("ZL_FG_REQUEST_AT", "0")),
+                  "slow_at": slow.IMPORTED_AT if slow else None}), flush=True)
 sys.stderr.write("probe stderr\\n")
 if a[:1] == ["die"]:
     # (SIGUSR1, not SIGSEGV: a sanitiser runtime turns SIGSEGV into exit 1.)
@@ -33,25 +40,52 @@ sys.exit(int(a[0]) if a and a[0].isdigit() else 0)
 '''
 
 
-@pytest.fixture
-def server(tmp_path):
-    (tmp_path / "mods").mkdir()
+SLOW = "import time\ntime.sleep(0.5)\nIMPORTED_AT = time.time()\n"
+
+
+def wait_for(path, text, n=1, timeout=30):
+    """Until `text` occurs n times in the file at `path`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().count(text) >= n:
+            return
+        time.sleep(0.05)
+    pytest.fail(f"no {n} x {text!r} in {path}: {path.read_text() if path.exists() else ''}")
+
+
+def start_server(tmp_path, spare, env_extra=None):
+    (tmp_path / "mods").mkdir(exist_ok=True)
     (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
+    (tmp_path / "mods" / "zlb_slow.py").write_text(SLOW)
     sock = str(tmp_path / "s.sock")
-    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}")
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", **(env_extra or {}))
+    env.pop("ZL_FG_SPARE", None)
     log = open(tmp_path / "server.log", "w")
     p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
-                          "--preload", "json,zlb_no_such_module"], env=env, stderr=log)
+                          "--preload", "json,zlb_no_such_module"]
+                         + (["--spare", "zlb_slow"] if spare else []), env=env, stderr=log)
     for _ in range(200):
         if os.path.exists(sock):
             break
         time.sleep(0.05)
     assert os.path.exists(sock), (tmp_path / "server.log").read_text()
+    if spare:
+        wait_for(tmp_path / "server.log", "spare: ready")
     env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid))
+    return p, env, log
+
+
+@pytest.fixture(params=[False, True], ids=["fork", "spare"])
+def server(tmp_path, request):
+    p, env, log = start_server(tmp_path, request.param)
     yield p, env, tmp_path
     p.terminate()
     p.wait(10)
     log.close()
+    text = (tmp_path / "server.log").read_text()
+    if request.param:   # every request in these tests is the spare's to take
+        m = re.search(r"served (\d+) children \((\d+) by a spare\)", text)
+        assert m and m.group(1) == m.group(2) and int(m.group(1)) > 0, text
 
 
 def run(env, *args, cwd, **kw):
@@ -62,11 +96,16 @@ def run(env, *args, cwd, **kw):
 def test_child_is_the_clients_process(server):
     p, env, tmp = server
     (tmp / "wd").mkdir()
-    r = run(dict(env, ZLB_FOO="bar"), "7", "x y", cwd=tmp / "wd")
+    r = run(dict(env, ZL_TEST_FOO="bar"), "7", "x y", cwd=tmp / "wd")
     assert r.returncode == 7, r.stderr
     out = json.loads(r.stdout)
     assert out["argv"] == ["7", "x y"] and out["cwd"] == str(tmp / "wd")
     assert out["foo"] == "bar" and out["own_group"]
+    assert 0 < out["request_at"] <= time.time()
+    if "--spare" in p.args:     # imported ahead of the request, by the spare
+        assert out["spare"] == "1" and 0 < out["slow_at"] < out["request_at"]
+    else:
+        assert out["spare"] is None and out["slow_at"] is None
     assert out["pid"] != p.pid and "probe stderr" in r.stderr
     assert "directly" not in r.stderr          # served, not run by the client itself
     r = run(env, "die", cwd=tmp)
@@ -121,3 +160,60 @@ def test_no_server_runs_module_itself(tmp_path):
     r = run(env, "4", cwd=tmp_path)
     assert r.returncode == 4 and "running zlb_probe directly" in r.stderr
     assert json.loads(r.stdout)["argv"] == ["4"]
+
+
+def test_spare_only_for_the_servers_environment(tmp_path):
+    """A request whose environment differs from the server's in a variable
+    read at import gets a fresh fork; zlbench's own ZL_* do not count; the
+    spare taken is replaced; ZL_FG_SPARE=0 turns spares off."""
+    p, env, log = start_server(tmp_path, True)
+    try:
+        r = run(dict(env, ZLB_OTHER="1"), "0", cwd=tmp_path)
+        out = json.loads(r.stdout)
+        assert r.returncode == 0 and out["spare"] is None and out["slow_at"] is None
+        assert "differs in ZLB_OTHER" in (tmp_path / "server.log").read_text()
+        for i in range(2):
+            r = run(dict(env, ZL_ANYTHING=str(i)), "0", cwd=tmp_path)
+            out = json.loads(r.stdout)
+            assert r.returncode == 0 and out["spare"] == "1" and out["slow_at"], r.stderr
+        wait_for(tmp_path / "server.log", "spare: ready", 3)    # the third spare
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+    assert "served 3 children (2 by a spare)" in (tmp_path / "server.log").read_text()
+
+    off = tmp_path / "off"
+    off.mkdir()
+    p, env, log = start_server(off, False, {"ZL_FG_SPARE": "0"})
+    try:
+        out = json.loads(run(env, "0", cwd=off).stdout)
+        assert out["spare"] is None
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+
+
+def test_spare_that_dies_is_replaced_then_turned_off(tmp_path):
+    """A spare that ends before its request is replaced; after two, spares
+    are off and requests still get fresh forks."""
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "zlb_exits.py").write_text("import os\nos._exit(9)\n")
+    (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
+    sock = str(tmp_path / "s.sock")
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}")
+    env.pop("ZL_FG_SPARE", None)
+    with open(tmp_path / "server.log", "w") as log:
+        p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
+                              "--preload", "json", "--spare", "zlb_exits"], env=env, stderr=log)
+        try:
+            wait_for(tmp_path / "server.log", "spares off")
+            env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid))
+            r = run(env, "6", cwd=tmp_path)
+            assert r.returncode == 6 and json.loads(r.stdout)["spare"] is None
+        finally:
+            p.terminate()
+            p.wait(10)
+    text = (tmp_path / "server.log").read_text()
+    assert text.count("ended before its request (status 2304)") == 2, text
