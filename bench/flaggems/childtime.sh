@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Where a FlagGems operator's wall time goes in zlbench batch, and what the
+# fork server's spare and bytecode change, against FlagGems' own kernel
+# mode, on a CUDA machine with torch, triton and the FlagGems checkout $FG:
+#
+#   BUILD=build-gpu OUT=/tmp/ct bash bench/flaggems/childtime.sh
+#
+# In order (Triton's kernel cache is cold at the start of a fresh machine):
+#   cold       zlbench batch over OPS, spares on (compiles the kernels)
+#   own        FlagGems' own kernel mode, one pytest process per operator
+#   spare      zlbench batch again, spares on (the default)
+#   nospare    zlbench batch again, ZL_FG_SPARE=0
+# all at the core level with DTYPES (default float16), one child at a time.
+# Writes $OUT/childtime.tsv (op, run, status, seconds, and the child's
+# timeline: request to configure, to first measurement, to end,
+# measurements' seconds, from a spare) and prints a table last.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+FG=${FG:-$ROOT/.flaggems}
+BUILD=${BUILD:-$ROOT/build-gpu}
+OUT=${OUT:-/tmp/zlb-out/childtime}
+PYTHON=${PYTHON:-python3}
+OPS=${OPS:-abs add softmax sum sort nonzero dropout}
+DTYPES=${DTYPES:-float16}
+RUNS=${RUNS:-cold own spare nospare}
+TIMEOUT=${TIMEOUT:-300}
+BACKEND=${BACKEND:-cuda}
+mkdir -p "$OUT"
+export ZL_PYTHON=$PYTHON NO_COLOR=1
+export PYTHONPATH="$FG/src:$FG:$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+export ZL_LIB_DIR="$BUILD/lib/zlbench" GEMS_VENDOR=${GEMS_VENDOR:-nvidia}
+[ -x "$BUILD/bin/zlbench" ] || { echo "childtime.sh: no $BUILD/bin/zlbench; build first" >&2; exit 2; }
+TSV=$OUT/childtime.tsv
+printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasure_s\tfrom_spare\n' >"$TSV"
+
+timeline() {    # run_identity.json -> configure first_measure finish measure from_spare
+  "$PYTHON" - "$1" <<'EOF'
+import json, sys
+try:
+    t = json.load(open(sys.argv[1])).get("timeline", {})
+except (OSError, ValueError):
+    t = {}
+print("\t".join(str(t.get(k, "-")) for k in
+                ("configure_s", "first_measure_s", "finish_s", "measure_s", "from_spare")))
+EOF
+}
+
+batch() {       # run-name [env...]
+  local run=$1 d=$OUT/$1 t0 t1 rc
+  shift
+  rm -rf "$d"
+  t0=$(date +%s.%N)
+  env "$@" "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" --backend "$BACKEND" \
+    --level core --ops "$(echo $OPS | tr ' ' ',')" --dtypes "${DTYPES// /,}" --out "$d" \
+    --timeout "$TIMEOUT" --retries 0 --progress never >"$OUT/$run.log" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  echo "$run: batch rc=$rc in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s"
+  for op in $OPS; do
+    local line
+    line=$(grep "^$op," "$d/ops_status.csv" 2>/dev/null)
+    printf '%s\t%s\t%s\t%s\t%s\n' "$op" "$run" "$(echo "$line" | cut -d, -f2)" \
+      "$(echo "$line" | cut -d, -f8)" "$(timeline "$d/ops/$op/run_identity.json")" >>"$TSV"
+  done
+  grep -h "served\|spare" "$d"/forkserver-*.log 2>/dev/null | tail -3
+}
+
+own() {
+  local dts="" op t0 t1 rc
+  for t in ${DTYPES//,/ }; do dts="$dts --dtypes $t"; done
+  mkdir -p "$OUT/own"
+  for op in $OPS; do
+    t0=$(date +%s.%N)
+    (cd "$FG/benchmark" && timeout -k 10 "$TIMEOUT" "$PYTHON" -m pytest -q -s -p no:cacheprovider \
+      "test_$op.py" -m "$op" --mode kernel --level core $dts) >"$OUT/own/$op.log" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    printf '%s\town\t%s\t%s\t-\t-\t-\t-\t-\n' "$op" "rc=$rc" \
+      "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" >>"$TSV"
+  done
+  echo "own: done"
+}
+
+for r in $RUNS; do
+  case $r in
+    cold | spare) batch "$r" ;;
+    nospare) batch "$r" ZL_FG_SPARE=0 ;;
+    own) own ;;
+    *) echo "childtime.sh: unknown run '$r'" >&2; exit 2 ;;
+  esac
+done
+
+# The table: seconds per operator in each run, and own / batch.
+"$PYTHON" - "$TSV" "$RUNS" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+runs = sys.argv[2].split()
+ops = list(dict.fromkeys(r["op"] for r in rows))
+sec = {(r["op"], r["run"]): r for r in rows}
+def f(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+print("seconds per operator (batch: the child's; own: FlagGems' pytest process)")
+print("%-9s" % "op" + "".join("%10s" % r for r in runs) + "  own/spare  own/nospare   spare: configure first end measure")
+tot = {r: 0.0 for r in runs}
+for op in ops:
+    line = "%-9s" % op
+    for r in runs:
+        v = f(sec.get((op, r), {}).get("seconds"))
+        line += "%10s" % ("-" if v is None else "%.2f" % v)
+        tot[r] += v or 0.0
+    o = f(sec.get((op, "own"), {}).get("seconds"))
+    for r in ("spare", "nospare"):
+        b = f(sec.get((op, r), {}).get("seconds"))
+        line += "%10s " % ("%.1fx" % (o / b) if o and b else "-")
+    s = sec.get((op, "spare"), {})
+    line += "   %s %s %s %s" % (s.get("configure_s"), s.get("first_measure_s"),
+                                s.get("finish_s"), s.get("measure_s"))
+    print(line)
+print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs))
+EOF
