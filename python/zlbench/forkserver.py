@@ -52,6 +52,9 @@ import time
 import traceback
 
 MAX_REQUEST = 4 << 20      # bytes of one request (arguments and environment)
+# The environment the server was started with (the batch's), before any
+# preloaded module changed it: flag_gems sets FLAGGEMS_SOURCE_DIR at import.
+_ENV0 = dict(os.environ)
 MAX_ARGS = 4096
 DEFAULT_PRELOAD = "torch,triton,pytest,flag_gems"
 
@@ -278,6 +281,9 @@ def _spare_main(names, sock, close):
         _child_signals()
         for f in close:
             f.close()
+        # What a fresh fork's import would see: the batch's environment.
+        os.environ.clear()
+        os.environ.update(_ENV0)
         t0 = time.monotonic()
         for name in names:
             try:
@@ -326,7 +332,7 @@ def serve(path, parent, spare_names=()):
     served = from_spare = 0
     spare, spare_failures = None, 0
     mismatch_said = set()
-    import_env = _import_env(os.environ)
+    import_env = _import_env(_ENV0)
     if spare_names:
         _log(f"spares import {', '.join(spare_names)} ahead of each child")
 
@@ -488,10 +494,12 @@ def main(argv=None):
         # imports the rest ahead of each child.
         sys.stdout.flush()
         sys.stderr.flush()
-        os.execv(sys.executable, [sys.executable, "-m", "zlbench.forkserver", "--socket", a.socket,
-                                  "--preload", ",".join(kept) or ",",
-                                  "--parent", str(a.parent),
-                                  "--spare", ",".join(spare + names[len(kept):]) or ","])
+        # Its environment is the one this process started with: what the
+        # dropped modules set at import is not the children's.
+        os.execve(sys.executable, [sys.executable, "-m", "zlbench.forkserver", "--socket", a.socket,
+                                   "--preload", ",".join(kept) or ",",
+                                   "--parent", str(a.parent),
+                                   "--spare", ",".join(spare + names[len(kept):]) or ","], _ENV0)
     _log(f"preloaded {', '.join(names) or 'nothing'} in {time.monotonic() - t0:.1f} s")
     if os.environ.get("ZL_FG_SPARE", "1") == "0":
         spare = []

@@ -41,6 +41,10 @@ sys.exit(int(a[0]) if a and a[0].isdigit() else 0)
 
 
 SLOW = "import time\ntime.sleep(0.5)\nIMPORTED_AT = time.time()\n"
+# A preloaded module that changes the environment at import (flag_gems sets
+# FLAGGEMS_SOURCE_DIR): the server's environment for the spare's rule is
+# still the one it started with.
+SETS_ENV = "import os\nos.environ['ZLB_SET_AT_IMPORT'] = '1'\n"
 
 
 def wait_for(path, text, n=1, timeout=30):
@@ -57,12 +61,13 @@ def start_server(tmp_path, spare, env_extra=None):
     (tmp_path / "mods").mkdir(exist_ok=True)
     (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
     (tmp_path / "mods" / "zlb_slow.py").write_text(SLOW)
+    (tmp_path / "mods" / "zlb_sets_env.py").write_text(SETS_ENV)
     sock = str(tmp_path / "s.sock")
     env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", **(env_extra or {}))
     env.pop("ZL_FG_SPARE", None)
     log = open(tmp_path / "server.log", "w")
     p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
-                          "--preload", "json,zlb_no_such_module"]
+                          "--preload", "json,zlb_sets_env,zlb_no_such_module"]
                          + (["--spare", "zlb_slow"] if spare else []), env=env, stderr=log)
     for _ in range(200):
         if os.path.exists(sock):
