@@ -140,18 +140,30 @@ static void stop_all(zlb__batch_t *b) {
     zlb__job_t *j = &b->jobs[i];
     if (j->state != ZLB__JOB_RUNNING)
       continue;
-    /* What a resume starts again: an operator that never finishes within
-     * one call's budget shows here, call after call. */
+    zlb_error_t e = ZLB_ERROR_INIT;
+    zlb_child_stop(&j->child, b->o->grace_s);
+    /* What a resume does with it: at level 2 it goes on from the dtype
+     * stopped here; at level 1 it starts again. An operator that never
+     * finishes within one call's budget shows here, call after call. */
+    int saved = j->level == 2 && !zlb__save_progress(b, j, &e);
     if (b->o->line) {
-      char text[512];
-      snprintf(text, sizeof(text),
-               "          device %-3s %-20s stopped after %.1fs (operator %.1fs, level %d): "
-               "not finished, a resume starts it again\n",
-               j->row.device, j->op, zlb_now_s() - j->child.started, zlb_now_s() - j->t0,
-               j->level);
+      char text[768], unsaved[400] = "";
+      if (e.code)
+        snprintf(unsaved, sizeof(unsaved), " (its progress could not be saved: %.300s)", e.msg);
+      if (saved)
+        snprintf(text, sizeof(text),
+                 "          device %-3s %-20s stopped after %.1fs (operator %.1fs, level 2): "
+                 "a resume goes on from %s\n",
+                 j->row.device, j->op, zlb_now_s() - j->child.started, zlb_now_s() - j->t0,
+                 j->l2[j->cur].label);
+      else
+        snprintf(text, sizeof(text),
+                 "          device %-3s %-20s stopped after %.1fs (operator %.1fs, level %d): "
+                 "not finished, a resume starts it again%s\n",
+                 j->row.device, j->op, zlb_now_s() - j->child.started, zlb_now_s() - j->t0,
+                 j->level, unsaved);
       b->o->line(b->o->cb_ctx, text);
     }
-    zlb_child_stop(&j->child, b->o->grace_s);
   }
 }
 
@@ -401,11 +413,15 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
         zlb_strbuf_t dir = ZLB_STRBUF_INIT;
         if (j->slot != (int)d || j->state != ZLB__JOB_QUEUED || j->row.attempts)
           continue;
-        /* A fresh start: nothing of an unfinished earlier attempt stays. */
-        zlb__op_dir(&b, j->op, &dir);
-        zlb__rmtree(dir.buf);
-        zlb_strbuf_release(&dir);
+        /* An operator stopped at level 2 goes on from its next dtype;
+         * otherwise a fresh start: nothing of an unfinished earlier
+         * attempt stays. */
         j->t0 = zlb_now_s();
+        if (zlb__resume_progress(&b, j)) {
+          zlb__op_dir(&b, j->op, &dir);
+          zlb__rmtree(dir.buf);
+        }
+        zlb_strbuf_release(&dir);
         if (zlb__start_child(&b, j, &e))
           zlb__batch_stop(&b, &e);
         break;

@@ -201,6 +201,11 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
 void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j);
 /* Reuse finished results from --replay/--replay-from; 1 when reused. */
 int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j);
+/* A job stopped at level 2 saves its finished dtypes (ops/<op>/.progress);
+ * a resume that finds them goes on from the next dtype: 0 then, -1 for a
+ * fresh start (nothing saved, or what was saved does not fit). */
+int zlb__save_progress(const zlb__batch_t *b, const zlb__job_t *j, zlb_error_t *err);
+int zlb__resume_progress(zlb__batch_t *b, zlb__job_t *j);
 /* The job's row is final: count it, write .complete and ops_status.csv
  * (a failed write stops the batch). */
 void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "batch_int.h"
@@ -468,3 +469,192 @@ out:
   return used;
 }
 
+
+/* ---- an interrupted operator's progress ------------------------------------------------ */
+
+/* An operator stopped at level 2 (its all-dtypes child failed, one child
+ * per dtype runs) leaves ops/<op>/.progress: what its finished dtypes did.
+ * A resume runs only the dtypes still to do. Without it, an operator whose
+ * all-dtypes child times out spends that limit again on every call and
+ * may never finish within one (FlagGems' addmv and conv operators,
+ * autotuning every dtype in every process). */
+#define PROGRESS_FILE ".progress"
+#define PROGRESS_SCHEMA "zlbench-progress-1"
+
+static void progress_path(const zlb__batch_t *b, const char *op, zlb_strbuf_t *out) {
+  zlb__op_dir(b, op, out);
+  zlb_strbuf_addstr(out, "/" PROGRESS_FILE);
+}
+
+static void unit_json(zlb_jw_t *jw, const zlb__unit_t *u) {
+  zlb_jw_object_begin(jw);
+  zlb_jw_key_string(jw, "label", u->label);
+  zlb_jw_key_bool(jw, "accepted", u->accepted);
+  zlb_jw_key_string(jw, "status", u->status);
+  zlb_jw_key_string(jw, "signature", u->signature);
+  zlb_jw_key_string(jw, "timer", u->timer);
+  zlb_jw_object_end(jw);
+}
+
+int zlb__save_progress(const zlb__batch_t *b, const zlb__job_t *j, zlb_error_t *err) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  zlb_jw_t jw;
+  int rc;
+  if (j->level != 2)
+    return 0;
+  zlb_jw_init(&jw, 1);
+  zlb_jw_object_begin(&jw);
+  zlb_jw_key_string(&jw, "schema", PROGRESS_SCHEMA);
+  zlb_jw_key_string(&jw, "operator", j->op);
+  zlb_jw_key_double(&jw, "seconds", zlb_now_s() - j->t0);
+  zlb_jw_key_int(&jw, "attempts", j->row.attempts);
+  zlb_jw_key_int(&jw, "seq", j->seq);
+  zlb_jw_key_string(&jw, "all_dtypes_status", j->l1.status);
+  zlb_jw_key_string(&jw, "all_dtypes_signature", j->l1.signature);
+  /* The dtypes finished before the one that was stopped. */
+  zlb_jw_key_array(&jw, "done");
+  for (int i = 0; i < j->cur && i < j->nl2; i++)
+    unit_json(&jw, &j->l2[i]);
+  zlb_jw_array_end(&jw);
+  zlb_jw_key_array(&jw, "dtypes");
+  for (int i = 0; i < j->nl2; i++)
+    zlb_jw_string(&jw, j->l2[i].label);
+  zlb_jw_array_end(&jw);
+  zlb_jw_object_end(&jw);
+  progress_path(b, j->op, &p);
+  rc = zlb_write_file_atomic(p.buf, jw.out.buf, jw.out.len, err);
+  zlb_jw_release(&jw);
+  zlb_strbuf_release(&p);
+  return rc;
+}
+
+/* A bounded string member copied into dst; 0, or -1 when absent, not a
+ * string, or too long for dst. */
+static int copy_member(const zlb_json_t *o, const char *key, char *dst, size_t len) {
+  const zlb_json_t *v = zlb_json_get(o, key);
+  if (!v || v->kind != ZLB_JSON_STRING || strlen(v->string) >= len)
+    return -1;
+  zlb_strlcpy(dst, v->string, len);
+  return 0;
+}
+
+/* The saved progress checked against this batch's plan for the job; 0 and
+ * the job set up to go on, or -1 with `why` (then nothing was changed that
+ * a fresh start does not reset). */
+static int apply_progress(zlb__batch_t *b, zlb__job_t *j, const zlb_json_t *doc, char *why,
+                          size_t len) {
+  const zlb_json_t *done = zlb_json_get(doc, "done"), *dts = zlb_json_get(doc, "dtypes");
+  double secs = zlb_json_get_number(doc, "seconds", -1);
+  double att = zlb_json_get_number(doc, "attempts", -1), seq = zlb_json_get_number(doc, "seq", -1);
+  zlb__unit_t l1 = j->l1;
+  if (doc->kind != ZLB_JSON_OBJECT ||
+      strcmp(zlb_json_get_string(doc, "schema", ""), PROGRESS_SCHEMA) ||
+      strcmp(zlb_json_get_string(doc, "operator", ""), j->op))
+    return snprintf(why, len, "not a progress file of this operator"), -1;
+  if (!(secs >= 0 && secs < 1e7) || !(att >= 0 && att <= 1e6 && att == (long)att) ||
+      !(seq >= 0 && seq <= 1e6 && seq == (long)seq))
+    return snprintf(why, len, "seconds, attempts or seq out of range"), -1;
+  if (copy_member(doc, "all_dtypes_status", l1.status, sizeof(l1.status)) ||
+      copy_member(doc, "all_dtypes_signature", l1.signature, sizeof(l1.signature)))
+    return snprintf(why, len, "no all-dtypes status or signature"), -1;
+  begin_level2(b, j);
+  if (!dts || dts->kind != ZLB_JSON_ARRAY || dts->n != (size_t)j->nl2 || !done ||
+      done->kind != ZLB_JSON_ARRAY || done->n >= (size_t)j->nl2)
+    goto other_plan;
+  for (size_t i = 0; i < dts->n; i++)
+    if (dts->items[i]->kind != ZLB_JSON_STRING || strcmp(dts->items[i]->string, j->l2[i].label))
+      goto other_plan;
+  for (size_t i = 0; i < done->n; i++) {
+    zlb__unit_t *u = &j->l2[i];
+    const zlb_json_t *d = done->items[i], *acc = zlb_json_get(d, "accepted");
+    char label[32];
+    if (d->kind != ZLB_JSON_OBJECT || copy_member(d, "label", label, sizeof(label)) ||
+        strcmp(label, u->label) || !acc || acc->kind != ZLB_JSON_BOOL ||
+        copy_member(d, "status", u->status, sizeof(u->status)) || !u->status[0] ||
+        copy_member(d, "signature", u->signature, sizeof(u->signature)) ||
+        copy_member(d, "timer", u->timer, sizeof(u->timer))) {
+      snprintf(why, len, "entry %zu of 'done' is malformed", i + 1);
+      goto fail;
+    }
+    u->accepted = acc->boolean;
+    if (u->accepted) {
+      /* Its results are the dtype's folder: still there? */
+      zlb_strbuf_t d2 = ZLB_STRBUF_INIT;
+      int gone;
+      zlb__op_dir(b, j->op, &d2);
+      zlb_strbuf_addf(&d2, "/%s/run_identity.json", u->label);
+      gone = access(d2.buf, F_OK) != 0;
+      zlb_strbuf_release(&d2);
+      if (gone) {
+        snprintf(why, len, "kept, but the results of %s are gone", u->label);
+        goto fail;
+      }
+    }
+  }
+  j->l1 = l1;
+  j->cur = (int)done->n;
+  j->seq = (int)seq;
+  j->row.attempts = (int)att;
+  j->t0 = zlb_now_s() - secs;
+  return 0;
+other_plan:
+  snprintf(why, len, "its dtypes are not this batch's");
+fail:
+  free(j->l2);
+  j->l2 = NULL;
+  j->nl2 = j->cur = 0;
+  j->level = 1;
+  return -1;
+}
+
+/* Remove what a resume does not keep: the attempts, and every dtype
+ * folder but those of the dtypes done. */
+static void prune_for_resume(zlb__batch_t *b, const zlb__job_t *j) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  for (int i = j->cur; i < j->nl2; i++) {
+    zlb_strbuf_reset(&p);
+    zlb__op_dir(b, j->op, &p);
+    zlb_strbuf_addf(&p, "/%s", j->l2[i].label);
+    zlb__rmtree(p.buf);
+  }
+  zlb_strbuf_reset(&p);
+  zlb__op_dir(b, j->op, &p);
+  zlb_strbuf_addstr(&p, "/attempts");
+  zlb__rmtree(p.buf);
+  zlb_strbuf_release(&p);
+}
+
+int zlb__resume_progress(zlb__batch_t *b, zlb__job_t *j) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  char *text = NULL, why[160] = "", msg[512];
+  size_t len = 0;
+  zlb_json_t *doc = NULL;
+  struct stat st;
+  int rc = -1;
+  progress_path(b, j->op, &p);
+  if (lstat(p.buf, &st))
+    goto out; /* nothing saved: a fresh start, said nowhere */
+  if (!S_ISREG(st.st_mode) || st.st_size > (1 << 20) ||
+      zlb_read_file(p.buf, &text, &len, NULL) || zlb_json_parse(text, len, p.buf, &doc, NULL))
+    snprintf(why, sizeof(why), "unreadable");
+  else if (!apply_progress(b, j, doc, why, sizeof(why)))
+    rc = 0;
+  if (!rc) {
+    prune_for_resume(b, j);
+    snprintf(msg, sizeof(msg),
+             "          device %-3s %-20s goes on at level 2 from %s (%d of %d dtypes done "
+             "before)\n",
+             b->devices.v[j->slot], j->op, j->l2[j->cur].label, j->cur, j->nl2);
+  } else {
+    snprintf(msg, sizeof(msg), "          device %-3s %-20s starts over: its %s is %s\n",
+             b->devices.v[j->slot], j->op, PROGRESS_FILE, why);
+  }
+  if (b->o->line)
+    b->o->line(b->o->cb_ctx, msg);
+  unlink(p.buf);
+out:
+  zlb_json_free(doc);
+  free(text);
+  zlb_strbuf_release(&p);
+  return rc;
+}

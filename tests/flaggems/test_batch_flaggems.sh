@@ -168,6 +168,45 @@ expect_in "$TMP/out" "1 resumed"
 [ "$(csv_field "$OUT/ops_status.csv" sum status)" = ok ] || fail "sum did not run on resume"
 [ "$(csv_field "$OUT/ops_status.csv" abs status)" = ok ] || fail "abs lost on resume"
 
+# ---- an operator stopped at level 2 goes on from the dtype it was at ---------------
+# hang hangs at float32 only: the all-dtypes child times out, float16 and
+# bfloat16 pass one child each, float32's child is interrupted. The resume
+# runs float32 alone (no all-dtypes child again), keeping the two passed.
+OUT="$TMP/res3"
+L2="--ops hang --dtypes float16,bfloat16,float32 --devices 0 --grace 0.2 --retries 0"
+ZLB_MINI_HANG_DTYPES=float32 "$ZLBENCH" batch $FG $FAST $L2 --timeout 3 --out "$OUT" \
+  >"$TMP/l2.out" 2>&1 &
+bgpid=$!
+started=0
+for i in $(seq 1 600); do
+  ls "$OUT/ops/hang/attempts" 2>/dev/null | grep -q float32 && { started=1; break; }
+  sleep 0.05
+done
+[ "$started" = 1 ] || { kill -TERM $bgpid; wait $bgpid; cat "$TMP/l2.out" >&2; fail "hang's float32 child never started"; }
+kill -INT $bgpid
+wait $bgpid
+rc=$?
+[ "$rc" = 130 ] || { cat "$TMP/l2.out" >&2; fail "interrupted level-2 batch exited $rc"; }
+expect_in "$TMP/l2.out" "a resume goes on from float32"
+expect_in "$OUT/ops/hang/.progress" '"label": "bfloat16"'
+[ -d "$OUT/ops/hang/float16" ] && [ -d "$OUT/ops/hang/bfloat16" ] || fail "level-2 results lost"
+expect_rc 1 env ZLB_MINI_HANG_DTYPES=float32 "$ZLBENCH" batch $FG $FAST $L2 --timeout 2 --out "$OUT"
+expect_in "$TMP/out" "goes on at level 2 from float32 (2 of 3 dtypes done before)"
+grep -q "attempt 1 (all dtypes)" "$TMP/out" && fail "the resume ran the all-dtypes child again"
+[ "$(csv_field "$OUT/ops_status.csv" hang status)" = partial ] ||
+  fail "resumed hang: $(csv_field "$OUT/ops_status.csv" hang status)"
+[ "$(csv_field "$OUT/ops_status.csv" hang failed_dtypes)" = float32 ] || fail "resumed hang: failed dtypes"
+[ "$(csv_field "$OUT/ops_status.csv" hang attempts)" = 5 ] ||
+  fail "resumed hang: $(csv_field "$OUT/ops_status.csv" hang attempts) attempts, want 4 + 1"
+[ -f "$OUT/ops/hang/.progress" ] && fail "the progress file outlived the resume"
+# A progress file is untrusted input: one that cannot be read is said and
+# the operator starts over.
+mkdir -p "$TMP/res4/ops/abs"
+echo '{"schema": "zlbench-progress-1", "operator": "abs", "done": [' >"$TMP/res4/ops/abs/.progress"
+expect_rc 0 "$ZLBENCH" batch $FG $FAST --ops abs --dtypes float16 --out "$TMP/res4"
+expect_in "$TMP/out" "abs                  starts over: its .progress is unreadable"
+[ "$(csv_field "$TMP/res4/ops_status.csv" abs status)" = ok ] || fail "abs after a bad .progress"
+
 # ---- two children at a time on one device ----------------------------------------
 # hang is selected first and holds its slot until its time limit; with a
 # second slot abs runs beside it and finishes first. Each child's identity
