@@ -431,6 +431,18 @@ static void test_primed_and_long_estimate(void **state) {
   z_ms = 0.0;
 }
 
+/* One graph-timed measurement into a zeroed `m` (the timer must be the graph's). */
+static void time_graph(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                       const zlb_timing_opts_t *o, zlb_measurement_t *m) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_graph_failure_t fail;
+  char marker[64];
+  memset(m, 0, sizeof(*m));
+  assert_int_equal(zlb_time_case(b, s, l, ZLB_TIMER_GRAPH, 0, o, NULL, m, marker,
+                                 sizeof(marker), &fail, &e), 0);
+  assert_int_equal(m->timer, ZLB_TIMER_GRAPH);
+}
+
 /* The noise stop: a steady call meets a loose target quickly; an
  * impossible target ends by the noise settling or the timeout, never by
  * running forever; every measurement reports its noise and sample count. */
@@ -476,16 +488,9 @@ static void test_noise_stop(void **state) {
   /* The graph timer's replays follow the same rule. */
   o.max_noise = 5.0;
   o.timeout_ms = 2000;
-  memset(&m, 0, sizeof(m));
-  {
-    zlb_graph_failure_t fail;
-    char marker[64];
-    assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
-                                   sizeof(marker), &fail, &e), 0);
-    assert_int_equal(m.timer, ZLB_TIMER_GRAPH);
-    assert_true(m.noise_met);
-    assert_true(m.replays >= 5);
-  }
+  time_graph(b, s, &l, &o, &m);
+  assert_true(m.noise_met);
+  assert_true(m.replays >= 5);
   zlb_measurement_release(&m);
 
   /* min_time_ms counts every call of a replay: a 20 us call replayed K =
@@ -494,18 +499,11 @@ static void test_noise_stop(void **state) {
   f.spin_us = 20;
   o.min_samples = 5;
   o.min_time_ms = 2.0;
-  memset(&m, 0, sizeof(m));
-  {
-    zlb_graph_failure_t fail;
-    char marker[64];
-    assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
-                                   sizeof(marker), &fail, &e), 0);
-    assert_int_equal(m.timer, ZLB_TIMER_GRAPH);
-    assert_true(m.graph_launches >= 5);
-    if (!m.noise_met || m.replays < 5 || m.replays > 40)
-      fail_msg("K = %d: %d replays (noise met %d), want 5..40", m.graph_launches, m.replays,
-               m.noise_met);
-  }
+  time_graph(b, s, &l, &o, &m);
+  assert_true(m.graph_launches >= 5);
+  if (!m.noise_met || m.replays < 5 || m.replays > 40)
+    fail_msg("K = %d: %d replays (noise met %d), want 5..40", m.graph_launches, m.replays,
+             m.noise_met);
   zlb_measurement_release(&m);
   b->v->stream_destroy(b, s);
 }
