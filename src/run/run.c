@@ -88,9 +88,10 @@ static void env_init(zlb__run_t *r) {
  * runs, as for a backend that is unavailable. */
 static int trace_ready(zlb_backend_t *b, zlb_error_t *err) {
   zlb_error_t why = ZLB_ERROR_INIT;
-  if (zlb_backend_caps(b, &why) & ZLB_CAP_TRACE)
+  int rc;
+  if (!b->v->trace_available || !(rc = b->v->trace_available(b, &why)))
     return 0;
-  return zlb_error_set(err, why.code ? why.code : ZLB_EUNAVAIL, "--timer trace: %s", why.msg);
+  return zlb_error_set(err, rc, "--timer trace: %s", why.msg);
 }
 
 static int load_libraries(zlb__run_t *r, zlb_error_t *err) {
