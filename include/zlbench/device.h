@@ -19,7 +19,7 @@ extern "C" {
 #define ZLB_CAP_RNG_STATE 0x04u  /* operator RNG state worth guarding during capture */
 #define ZLB_CAP_ASYNC 0x08u      /* work is queued, not run at enqueue time */
 #define ZLB_CAP_L2_FLUSH 0x10u   /* a device cache worth flushing between samples */
-#define ZLB_CAP_TRACE 0x20u      /* kernel activity tracing (CUPTI on CUDA) */
+#define ZLB_CAP_TRACE 0x20u      /* kernel activity tracing (CUPTI on CUDA, roctracer on ROCm) */
 #define ZLB_CAP_HOST_MEMORY 0x40u /* device pointers are host pointers: outputs are read in place */
 #define ZLB_CAP_HOLD 0x80u       /* a stream can be held while work is queued behind it (the queue timer) */
 
@@ -160,7 +160,8 @@ typedef struct zlb_backend_vtbl {
   /* Device-to-device copy on a stream (for the bandwidth peak). */
   int (*memcpy_dtod)(zlb_backend_t *b, void *dst, const void *src, size_t bytes,
                      zlb_stream_t s, zlb_error_t *err);
-  /* Kernel activity tracing (CUPTI on CUDA); NULL where there is none.
+  /* Kernel activity tracing (CUPTI on CUDA, roctracer on ROCm); NULL where
+   * there is none.
    * trace_begin starts collecting kernel spans, trace_now reads the
    * tracer's clock (the spans' time base), trace_end stops and hands every
    * span collected since trace_begin to the caller (free() them). */
@@ -193,6 +194,11 @@ typedef struct zlb_backend_vtbl {
    * releases a hold whose enqueues blocked (a full launch queue). */
   int (*stream_hold)(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err);
   void (*stream_release)(zlb_backend_t *b, zlb_hold_t h);
+  /* Whether the tracer behind trace_begin can be used here, and if not
+   * why; NULL where trace_begin alone answers. A backend whose tracer may
+   * be missing or of an untrusted version (roctracer) sets it:
+   * zlb_backend_caps() then turns ZLB_CAP_TRACE off where it fails. */
+  int (*trace_available)(zlb_backend_t *b, zlb_error_t *err);
 } zlb_backend_vtbl_t;
 
 /* A registry entry: everything known about a backend, implemented or not. */
@@ -259,6 +265,12 @@ int zlb_backend_select_device(zlb_backend_t *b, int index, zlb_error_t *err);
 zlb_verdict_t zlb_backend_classify(const zlb_backend_desc_t *desc, int vendor_code);
 /** Vendor error name: the runtime's own, else the table's, else "ERROR_<n>". */
 const char *zlb_backend_error_name(zlb_backend_t *b, int vendor_code);
+/**
+ * The capability flags of an opened backend: its registry entry's, less
+ * ZLB_CAP_TRACE where there is no trace_begin or trace_available fails;
+ * `trace_why` (optional) then says why.
+ */
+unsigned zlb_backend_caps(zlb_backend_t *b, zlb_error_t *trace_why);
 /** "graph,events,rng_state,async,l2_flush,trace,host_memory,hold" */
 void zlb_caps_format(unsigned caps, char *buf, size_t len);
 

@@ -18,13 +18,15 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
 
 static void show(const zlb_backend_desc_t *d, zlb_jw_t *jw, int *avail_out) {
   zlb_backend_t *b = NULL;
-  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_error_t e = ZLB_ERROR_INIT, te = ZLB_ERROR_INIT;
   char caps[128];
   int n = 0;
-  zlb_caps_format(d->caps, caps, sizeof(caps));
   if (!zlb_backend_open(d, &b, &e))
     b->v->device_count(b, &n, &e);
   *avail_out = b && !e.code;
+  /* An opened backend's capabilities are what its runtime allows here
+   * (a tracer may be missing); otherwise the registry's. */
+  zlb_caps_format(*avail_out ? zlb_backend_caps(b, &te) : d->caps, caps, sizeof(caps));
   if (jw) {
     zlb_jw_object_begin(jw);
     zlb_jw_key_string(jw, "backend", d->name);
@@ -37,12 +39,16 @@ static void show(const zlb_backend_desc_t *d, zlb_jw_t *jw, int *avail_out) {
     zlb_jw_key_string(jw, "capabilities", caps);
     zlb_jw_key_bool(jw, "available", *avail_out);
     zlb_jw_key_string(jw, "error", e.code ? e.msg : NULL);
+    if (te.code)
+      zlb_jw_key_string(jw, "trace_error", te.msg);
     zlb_jw_key_array(jw, "devices");
   } else {
     printf("%s (%s)  capabilities=%s  visibility=%s\n", d->name, d->vendor, caps,
            d->visibility_env ? d->visibility_env : "-");
     if (e.code)
       printf("  unavailable: %s\n", e.msg);
+    if (te.code)
+      printf("  no trace: %s\n", te.msg);
   }
   for (int i = 0; *avail_out && i < n; i++) {
     zlb_device_info_t info;

@@ -260,6 +260,20 @@ const char *zlb_verdict_name(zlb_verdict_t v) {
   return "unknown";
 }
 
+unsigned zlb_backend_caps(zlb_backend_t *b, zlb_error_t *trace_why) {
+  unsigned caps = b->desc->caps;
+  if (!(caps & ZLB_CAP_TRACE))
+    return caps;
+  if (!b->v->trace_begin) {
+    zlb_error_set(trace_why, ZLB_EUNSUPPORTED, "backend '%s' has no kernel activity tracer",
+                  b->desc->name);
+    return caps & ~ZLB_CAP_TRACE;
+  }
+  if (b->v->trace_available && b->v->trace_available(b, trace_why))
+    return caps & ~ZLB_CAP_TRACE;
+  return caps;
+}
+
 void zlb_caps_format(unsigned caps, char *buf, size_t len) {
   static const struct {
     unsigned bit;

@@ -83,6 +83,17 @@ static void env_init(zlb__run_t *r) {
 
 /* ---- setup steps -------------------------------------------------------------- */
 
+/* The backend has a tracer, but it may not load here (roctracer missing,
+ * or of a version whose records are not trusted): say so before any case
+ * runs, as for a backend that is unavailable. */
+static int trace_ready(zlb_backend_t *b, zlb_error_t *err) {
+  zlb_error_t why = ZLB_ERROR_INIT;
+  int rc;
+  if (!b->v->trace_available || !(rc = b->v->trace_available(b, &why)))
+    return 0;
+  return zlb_error_set(err, rc, "--timer trace: %s", why.msg);
+}
+
 static int load_libraries(zlb__run_t *r, zlb_error_t *err) {
   int rc;
   if (r->o->libs)
@@ -257,7 +268,8 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
     r.timing.flush_bytes = r.b->desc->flush_bytes;
   if (o->no_flush)
     r.timing.flush_bytes = 0;
-  if ((rc = zlb__resolve_timer(o, r.b->desc, &r.timer, err)))
+  if ((rc = zlb__resolve_timer(o, r.b->desc, &r.timer, err)) ||
+      (r.timer == ZLB_TIMER_TRACE && (rc = trace_ready(r.b, err))))
     goto out;
   if ((rc = open_outputs(&r, err)))
     goto out;

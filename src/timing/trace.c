@@ -91,11 +91,16 @@ static int trace_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
 int zlb_time_trace(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
                    zlb_error_t *err) {
+  int rc;
   if (!b->v->trace_begin)
     return zlb_error_set(err, ZLB_EUNSUPPORTED,
                          "backend '%s' has no kernel activity tracer (the trace timer "
                          "needs one)",
                          b->desc->name);
+  /* Before the first call: a tracer that cannot load fails here, with no
+   * untraced warm-up still running when the caller frees the case. */
+  if (b->v->trace_available && (rc = b->v->trace_available(b, err)))
+    return rc;
   m->timer = ZLB_TIMER_TRACE;
   return zlb__repeat(b, s, l, o, flush, m, trace_once, err);
 }

@@ -49,7 +49,7 @@ fi
 # The fake answers each attribute id with its own value: a wrong id (CUDA's
 # numbering) would leave a field 0 or take another's value.
 expect_rc 0 "$ZLBENCH" devices --backend hip --json
-expect_in "$TMP/out" '"capabilities": "graph,events,rng_state,async,l2_flush,hold"'
+expect_in "$TMP/out" '"capabilities": "graph,events,rng_state,async,l2_flush,trace,hold"'
 expect_in "$TMP/out" '"sm_count": 304'
 expect_in "$TMP/out" '"sm_count": 303'
 expect_in "$TMP/out" '"l2_bytes": 4194304'

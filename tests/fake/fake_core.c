@@ -77,6 +77,7 @@ static struct {
 
 static int sticky;
 static long host_funcs_run;
+static fk_kernel_hook_t kernel_hook; /* atomic: read by every stream worker */
 static struct alloc *allocs;
 static size_t nallocs, cap_allocs;
 static size_t used[MAX_DEVICES];
@@ -171,6 +172,10 @@ static void configure(void) {
 }
 
 void fk_setup(const fk_vendor_t *v) { V = v; }
+
+void fk_set_kernel_hook(fk_kernel_hook_t hook) {
+  __atomic_store_n(&kernel_hook, hook, __ATOMIC_SEQ_CST);
+}
 
 static void ready(void) { pthread_once(&once, configure); }
 
@@ -384,6 +389,15 @@ static void device_fault(const void *addr) {
 
 /* ---- streams ----------------------------------------------------------------- */
 
+/* A host function is the fakes' kernel: its span goes to the tracer's hook. */
+static void run_kernel(fk_stream_t *s, struct op *o) {
+  fk_kernel_hook_t hook = __atomic_load_n(&kernel_hook, __ATOMIC_SEQ_CST);
+  uint64_t begin = now_ns();
+  o->fn(o->arg);
+  if (hook)
+    hook(s->device, begin, now_ns());
+}
+
 static void run_op(fk_stream_t *s, struct op *o) {
   int broken;
   set_cur_device(s->device);
@@ -433,7 +447,7 @@ static void run_op(fk_stream_t *s, struct op *o) {
     if (cfg.fault_at > 0 && k == cfg.fault_at)
       device_fault(NULL);
     else
-      o->fn(o->arg);
+      run_kernel(s, o);
     break;
   }
   case OP_EVENT:

@@ -106,4 +106,13 @@ int fk_graph_destroy(fk_graph_t *g);
 /* The sticky error (0 when none). */
 int fk_sticky(void);
 
+/* Called on a stream's worker after each host function it ran (the test
+ * operators' kernels) with the stream's device ordinal and the function's
+ * begin and end in CLOCK_MONOTONIC ns, the clock of the fake tracers'
+ * timestamps; NULL stops the calls. fake_hip.c exports it to the fake
+ * libroctracer64 as zlFakeHipSetKernelHook. */
+typedef void (*fk_kernel_hook_t)(int device, uint64_t begin_ns, uint64_t end_ns);
+void fk_set_kernel_hook(fk_kernel_hook_t hook);
+void zlFakeHipSetKernelHook(fk_kernel_hook_t hook);
+
 #endif

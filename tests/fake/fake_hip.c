@@ -8,7 +8,8 @@
  * does: ROCR_VISIBLE_DEVICES masks first, then HIP_VISIBLE_DEVICES (or,
  * when that is unset, CUDA_VISIBLE_DEVICES) indexes what is left. ZL_FAKE_HIP_VERSION sets
  * the version both version queries report (default 6.3.42134);
- * ZL_FAKE_NO_WAIT_VALUE=1 refuses hipStreamWaitValue32. */
+ * ZL_FAKE_NO_WAIT_VALUE=1 refuses hipStreamWaitValue32. zlFakeHipSetKernelHook
+ * is the fake libroctracer64's way in. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ ZHIP_TEST_ONLY(DECLARE)
 ZHIP_STRINGS(DECLARE)
 #undef DECLARE
 EXPORT int hipGetDevice(int *device);
+EXPORT void zlFakeHipSetKernelHook(fk_kernel_hook_t hook);
 EXPORT int hipGraphInstantiateWithFlags(zhip_graph_exec_t *exec, zhip_graph_t graph,
                                         unsigned long long flags);
 
@@ -239,6 +241,10 @@ int hipStreamWaitValue32(zhip_stream_t s, void *ptr, uint32_t value, unsigned fl
 int hipLaunchHostFunc(zhip_stream_t s, zhip_host_fn_t fn, void *arg) {
   return fk_host_func(S(s), fn, arg);
 }
+
+/* For the fake libroctracer64 (fake_roctracer.c), which HIP tells of each
+ * kernel dispatch as it completes: here each host function is one. */
+void zlFakeHipSetKernelHook(fk_kernel_hook_t hook) { fk_set_kernel_hook(hook); }
 
 int hipStreamBeginCapture(zhip_stream_t s, int mode) {
   if (mode < ZHIP_CAPTURE_MODE_GLOBAL || mode > ZHIP_CAPTURE_MODE_RELAXED)

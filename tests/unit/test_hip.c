@@ -2,7 +2,8 @@
  * (tests/fake/fake_hip.c, loaded through ZL_ROCM_LIB): data really moves,
  * events time what the stream ran, waits order streams, captured work is
  * replayed and not run at capture, a held stream runs nothing until
- * released, and error names come from the runtime. Work is put "on the
+ * released, error names come from the runtime, and the tracer (the fake
+ * libroctracer64 beside the fake HIP) sees each kernel. Work is put "on the
  * device" with the fake's hipLaunchHostFunc. Without the fake (ctest sets
  * ZLB_FAKE_HIP) the test fails: it is the only way it runs. */
 #include "fake_vendor_test.h"
@@ -169,9 +170,47 @@ static void test_errors(void **state) {
   assert_int_equal(zlb_backend_classify(B->desc, 709), ZLB_VERDICT_POISONED);
   assert_int_equal(zlb_backend_classify(B->desc, 901), ZLB_VERDICT_REFUSED);
   assert_int_equal(zlb_backend_classify(B->desc, 1), ZLB_VERDICT_NONE);
-  /* No tracer is wired for ROCm: the capability says so. */
-  assert_false(B->desc->caps & ZLB_CAP_TRACE);
-  assert_null(B->v->trace_begin);
+}
+
+/* The tracer, through the fake libroctracer64 beside the fake HIP: one span
+ * per kernel run while tracing, none from before trace_begin, each inside
+ * the interval trace_now bracketed and as long as the kernel slept. */
+static void test_trace(void **state) {
+  zlb_error_t e = ZLB_ERROR_INIT, why = ZLB_ERROR_INIT;
+  zlb_trace_span_t *sp = NULL;
+  zlb_stream_t s;
+  uint64_t t0 = 0, t1 = 0;
+  size_t n = 0;
+  int count = 0;
+  (void)state;
+  assert_true(zlb_backend_caps(B, &why) & ZLB_CAP_TRACE);
+  assert_int_equal(why.code, 0);
+  assert_int_equal(B->v->stream_create(B, &s, &e), 0);
+  assert_int_equal(launch(s, bump, &count), 0); /* before tracing: not a span */
+  assert_int_equal(B->v->stream_sync(B, s, &e), 0);
+  for (int round = 0; round < 2; round++) {
+    assert_int_equal(B->v->trace_begin(B, &e), 0);
+    assert_int_equal(B->v->trace_now(B, &t0, &e), 0);
+    for (int i = 0; i < 3; i++)
+      assert_int_equal(launch(s, slow, NULL), 0);
+    assert_int_equal(B->v->stream_sync(B, s, &e), 0);
+    assert_int_equal(B->v->trace_now(B, &t1, &e), 0);
+    assert_int_equal(B->v->trace_end(B, &sp, &n, &e), 0);
+    assert_int_equal(n, 3); /* the round before is not handed out again */
+    for (size_t i = 0; i < n; i++) {
+      assert_true(sp[i].start >= t0 && sp[i].end <= t1);
+      assert_true(sp[i].end - sp[i].start >= 20000000u); /* slow: 20 ms */
+    }
+    free(sp);
+  }
+  /* Not tracing: kernels leave no span for the next interval. */
+  assert_int_equal(launch(s, bump, &count), 0);
+  assert_int_equal(B->v->stream_sync(B, s, &e), 0);
+  assert_int_equal(B->v->trace_begin(B, &e), 0);
+  assert_int_equal(B->v->trace_end(B, &sp, &n, &e), 0);
+  assert_int_equal(n, 0);
+  free(sp);
+  B->v->stream_destroy(B, s);
 }
 
 int main(void) {
@@ -179,7 +218,7 @@ int main(void) {
       cmocka_unit_test(test_devices),       cmocka_unit_test(test_memory),
       cmocka_unit_test(test_events_and_waits), cmocka_unit_test(test_capture_replay),
       cmocka_unit_test(test_hold),          cmocka_unit_test(test_thread_binding),
-      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_errors),        cmocka_unit_test(test_trace),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
