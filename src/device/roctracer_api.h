@@ -7,9 +7,10 @@
  * rocm-5.3.0 to rocm-6.2.x and the repository's head (d5bbc8a), which all
  * report 4.1. Over those no member the tracer reads moved (836bab3, in
  * 5.3, made `bytes` a union with kernel_name; 1c7c5cc, in 5.4, added
- * mark_message to that union), and the entry points below are exported. roctracer 4.0 (ROCm 5.1 and 5.2) has the same
- * offsets, but roctracer_next_record was an inline function there, not an
- * exported one; it is not accepted (roctracer.c says why a version is). */
+ * mark_message to that union), and the entry points below are exported.
+ * roctracer 4.0 (ROCm 5.1 and 5.2) has the same offsets, but
+ * roctracer_next_record was an inline function there, not an exported
+ * one; it is not accepted (roctracer.c says why a version is). */
 #ifndef ZLB_ROCTRACER_API_H
 #define ZLB_ROCTRACER_API_H
 
