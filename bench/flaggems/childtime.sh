@@ -10,10 +10,15 @@
 #   own        FlagGems' own kernel mode, one pytest process per operator
 #   spare      zlbench batch again, spares on (the default)
 #   nospare    zlbench batch again, ZL_FG_SPARE=0
-# all at the core level with DTYPES (default float16), one child at a time.
+# (a run named spare2, nospare2, ... repeats its kind), all at the core
+# level with DTYPES (default float16), one child at a time.
 # Writes $OUT/childtime.tsv (op, run, status, seconds, and the child's
 # timeline: request to configure, to first measurement, to end,
-# measurements' seconds, from a spare) and prints a table last.
+# measurements' seconds, from a spare) and prints a table last, then how
+# much the rows' values differ between every two batch runs after the
+# first (does a spare importing beside a running operator move its
+# numbers? RUNS="cold nospare spare nospare2" sets that change beside the
+# one between two runs without spares).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 FG=${FG:-$ROOT/.flaggems}
@@ -83,8 +88,8 @@ own() {
 
 for r in $RUNS; do
   case $r in
-    cold | spare) batch "$r" ;;
-    nospare) batch "$r" ZL_FG_SPARE=0 ;;
+    cold* | spare*) batch "$r" ;;
+    nospare*) batch "$r" ZL_FG_SPARE=0 ;;
     own) own ;;
     *) echo "childtime.sh: unknown run '$r'" >&2; exit 2 ;;
   esac
@@ -120,4 +125,37 @@ for op in ops:
                                 s.get("finish_s"), s.get("measure_s"))
     print(line)
 print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs))
+EOF
+
+# The rows' values, run against run: median, 90th percentile and largest
+# |change| over every measurement (op, dtype, row, torch or gems) both runs
+# have.
+"$PYTHON" - "$OUT" "$RUNS" <<'EOF'
+import itertools, json, os, statistics, sys
+out = sys.argv[1]
+runs = [r for r in sys.argv[2].split() if r != "own" and not r.startswith("cold")]
+def values(run):
+    v = {}
+    d = os.path.join(out, run, "ops")
+    for op in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        try:
+            side = json.load(open(os.path.join(d, op, "zlbench_rows.json")))
+        except (OSError, ValueError):
+            continue
+        for t in side.get("tables", []):
+            for r in t.get("rows", []):
+                for c in r.get("calls", []):
+                    x = c.get("value_ms")
+                    if isinstance(x, (int, float)) and x > 0:
+                        v[(op, t.get("dtype"), r.get("index"), c.get("role"))] = x
+    return v
+vals = {r: values(r) for r in runs}
+if len(runs) >= 2:
+    print("row values, |change| between runs (median / p90 / max over the measurements both have)")
+for a, b in itertools.combinations(runs, 2):
+    keys = sorted(set(vals[a]) & set(vals[b]))
+    ch = sorted(abs(vals[b][k] / vals[a][k] - 1) * 100 for k in keys)
+    if ch:
+        print("  %-10s vs %-10s %4d: %5.2f %% / %5.2f %% / %6.2f %%" % (
+            a, b, len(ch), statistics.median(ch), ch[int(0.9 * (len(ch) - 1))], ch[-1]))
 EOF
