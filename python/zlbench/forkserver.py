@@ -56,7 +56,11 @@ MAX_REQUEST = 4 << 20      # bytes of one request (arguments and environment)
 # preloaded module changed it: flag_gems sets FLAGGEMS_SOURCE_DIR at import.
 _ENV0 = dict(os.environ)
 MAX_ARGS = 4096
-DEFAULT_PRELOAD = "torch,triton,pytest,flag_gems"
+DEFAULT_PRELOAD = "torch,triton,pytest"
+# flag_gems starts CUDA at import (it queries the device's properties): a
+# spare imports it, without a probe of the server's that would cost a
+# restart (torch imported twice) in every batch.
+DEFAULT_SPARE = "flag_gems"
 
 
 def send_msg(sock, obj, fds=None):
@@ -288,9 +292,14 @@ def _spare_main(names, sock, close):
         for name in names:
             try:
                 __import__(name)
+            except ModuleNotFoundError as e:
+                if e.name != name:
+                    _log(f"spare: importing {name} failed ({e}); the child will say so")
+                    break
+                _log(f"spare: {name} is not installed")
             except Exception as e:  # noqa: BLE001 - the child imports it again and says why
                 _log(f"spare: importing {name} failed ({type(e).__name__}: {e}); "
-                     f"the child will import it itself")
+                     f"the child will say so")
                 break
         _log(f"spare: ready after {time.monotonic() - t0:.2f} s")
         try:
@@ -479,9 +488,10 @@ def main(argv=None):
                     help=f"modules to import first, comma-separated (default {DEFAULT_PRELOAD})")
     ap.add_argument("--parent", type=int, default=0,
                     help="stop when this process (the batch) is no longer the parent")
-    ap.add_argument("--spare", default="",
+    ap.add_argument("--spare", default=DEFAULT_SPARE,
                     help="modules a spare imports ahead of each child, comma-separated "
-                         "(default: those the preload could not keep; ZL_FG_SPARE=0: none)")
+                         f"(default {DEFAULT_SPARE}, and those the preload could not keep; "
+                         "ZL_FG_SPARE=0: no spares)")
     a = ap.parse_args(argv)
     if len(a.socket.encode()) >= 104:
         ap.error(f"--socket {a.socket!r}: a UNIX socket path must be under 104 bytes")
@@ -499,7 +509,8 @@ def main(argv=None):
         os.execve(sys.executable, [sys.executable, "-m", "zlbench.forkserver", "--socket", a.socket,
                                    "--preload", ",".join(kept) or ",",
                                    "--parent", str(a.parent),
-                                   "--spare", ",".join(spare + names[len(kept):]) or ","], _ENV0)
+                                   "--spare", ",".join(dict.fromkeys(spare + names[len(kept):]))
+                                   or ","], _ENV0)
     _log(f"preloaded {', '.join(names) or 'nothing'} in {time.monotonic() - t0:.1f} s")
     if os.environ.get("ZL_FG_SPARE", "1") == "0":
         spare = []

@@ -61,6 +61,10 @@ OUT="$TMP/res"
 expect_rc 1 "$ZLBENCH" batch $FG $FAST --out "$OUT" --timeout 30 --retries 1 \
   --ops abs,add,softmax,crash,intonly,broken,poison,fatal,skipped --dtypes float16,float32
 st() { csv_field "$OUT/ops_status.csv" "$1" "$2"; }
+# Every child came from a spare (flag_gems, the spares' import, is not
+# installed here: each spare says so and the child goes on without it).
+grep -Eq "served ([1-9][0-9]*) children \(\1 by a spare\)" "$OUT/forkserver-0.log" ||
+  fail "not every child came from a spare: $(tail -3 "$OUT/forkserver-0.log")"
 [ "$(st abs status)" = ok ] || fail "abs: $(st abs status)"
 [ "$(st add status)" = ok ] || fail "add: $(st add status)"
 [ "$(st softmax status)" = ok ] || fail "softmax: $(st softmax status)"

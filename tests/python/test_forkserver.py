@@ -68,7 +68,7 @@ def start_server(tmp_path, spare, env_extra=None):
     log = open(tmp_path / "server.log", "w")
     p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
                           "--preload", "json,zlb_sets_env,zlb_no_such_module"]
-                         + (["--spare", "zlb_slow"] if spare else []), env=env, stderr=log)
+                         + ["--spare", "zlb_slow" if spare else ""], env=env, stderr=log)
     for _ in range(200):
         if os.path.exists(sock):
             break
@@ -107,7 +107,7 @@ def test_child_is_the_clients_process(server):
     assert out["argv"] == ["7", "x y"] and out["cwd"] == str(tmp / "wd")
     assert out["foo"] == "bar" and out["own_group"]
     assert 0 < out["request_at"] <= time.time()
-    if "--spare" in p.args:     # imported ahead of the request, by the spare
+    if "zlb_slow" in p.args:    # imported ahead of the request, by the spare
         assert out["spare"] == "1" and 0 < out["slow_at"] < out["request_at"]
     else:
         assert out["spare"] is None and out["slow_at"] is None
