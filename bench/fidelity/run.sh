@@ -6,7 +6,10 @@
 # "tracewarm"), five measurements each, each in its own process; then
 # Triton's do_bench and do_bench_cudagraph on the same kernels (the same
 # library, driven from Python), then the table (table.md) and the plot
-# (fidelity.png). FID_CASES (case list), FID_TIMERS (zlbench timers; the
+# (fidelity.png). FID_RUN_ARGS: more `zlbench run` options for every run
+# (e.g. "--graph-replay-ms 10 --queue-batch-ms 10": longer replays and
+# batches, whose fixed costs weigh less per call on long kernels).
+# FID_CASES (case list), FID_TIMERS (zlbench timers; the
 # old labels cupti and cuptiwarm still work), FID_REPS (measurements each)
 # and FID_TRITON=0 (no Triton: the table has zlbench's timers only) narrow
 # it down. The test operator library (spin: kernels of known duration,
@@ -51,7 +54,8 @@ for f in "$WORK"/*.yaml; do
     extra=""
     [ "$timer" = tracewarm ] && t=trace && extra=--no-flush
     for rep in $(seq 0 $((${FID_REPS:-5} - 1))); do
-      "$Z" run "$op" --backend cuda $EXTRA_LIB --timer "$t" $extra --dtypes "$(cat "$WORK/$op.dtypes")" \
+      "$Z" run "$op" --backend cuda $EXTRA_LIB --timer "$t" $extra ${FID_RUN_ARGS:-} \
+        --dtypes "$(cat "$WORK/$op.dtypes")" \
         --shape-file "$f" --out "$WORK/run-$timer-$op-$rep" --json "$WORK/$timer-$op-$rep.json" \
         --color never >"$WORK/$timer-$op-$rep.log" 2>&1 || echo "zlbench $op $timer rep $rep failed: $(tail -2 "$WORK/$timer-$op-$rep.log")"
     done

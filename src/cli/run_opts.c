@@ -281,6 +281,14 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
         PASS(CALLBACK, "--queue-timeout-ms", "MS", &o->timing.queue_timeout_ms, opt_positive_ms,
              "queue timer: a watchdog releases a hold still in force after MS and\n"
              "the batch is discarded (default 200)"),
+        PASS(CALLBACK, "--queue-batch-ms", "MS", &o->timing.queue_batch_ms, opt_positive_ms,
+             "queue timer: queue enough calls per batch for MS (K = MS / estimate,\n"
+             "at most --queue-max-launches; default 1): a longer batch spreads its\n"
+             "hold, release and event pair over more calls"),
+        PASS(CALLBACK, "--graph-replay-ms", "MS", &o->timing.graph_replay_ms, opt_positive_ms,
+             "graph timer: capture enough calls per graph for MS a replay (K = MS /\n"
+             "estimate, at most 1000; default 1): a longer replay spreads its launch\n"
+             "over more calls"),
         PASS(CALLBACK, "--repeat", "N", x, opt_repeat,
              "direct measurements per row, median over them (env ZL_DIRECT_REPEAT;\n"
              "default 1; skipped for --quantiles and --return-mode all)"),

@@ -44,6 +44,30 @@ assert ks and max(ks) <= 7 and 7 in ks, ks
 PY
 expect_in "$TMP/q7/run_identity.json" '"queue_max_launches": 7'
 
+# How long a batch (queue) or a replay (graph) is meant to last sets K:
+# a tiny target gives one call each; a long one fills the depth cap.
+expect_rc 0 R good_copy --backend test --timer queue --queue-batch-ms 0.0001 --out "$TMP/qb1" \
+  --json "$TMP/qb1.json"
+expect_rc 0 R good_copy --backend test --timer queue --queue-batch-ms 1000 --queue-max-launches 9 \
+  --out "$TMP/qb2" --json "$TMP/qb2.json"
+expect_rc 0 R good_copy --backend test --timer graph --graph-replay-ms 0.0001 --out "$TMP/gr1" \
+  --json "$TMP/gr1.json"
+python3 - "$TMP/qb1.json" "$TMP/qb2.json" "$TMP/gr1.json" <<'PY' || fail "K does not follow --queue-batch-ms / --graph-replay-ms"
+import json, sys
+def ks(path, key):
+    return [r[s][key] for t in json.load(open(path))["tables"] for r in t["rows"]
+            for s in ("baseline", "candidate")]
+assert set(ks(sys.argv[1], "queue_launches")) == {1}, ks(sys.argv[1], "queue_launches")
+assert set(ks(sys.argv[2], "queue_launches")) == {9}, ks(sys.argv[2], "queue_launches")
+assert set(ks(sys.argv[3], "graph_launches")) == {1}, ks(sys.argv[3], "graph_launches")
+PY
+expect_in "$TMP/qb1/run_identity.json" '"queue_batch_ms": 0.0001'
+expect_in "$TMP/gr1/run_identity.json" '"graph_replay_ms": 0.0001'
+expect_rc 2 R good_copy --backend test --queue-batch-ms 0
+expect_in "$TMP/err" "invalid value '0' for --queue-batch-ms: expected a positive number of milliseconds"
+expect_rc 2 R good_copy --backend test --graph-replay-ms -1
+expect_in "$TMP/err" "invalid value '-1' for --graph-replay-ms: expected a positive number of milliseconds"
+
 # A backend that cannot hold a stream: each shape falls back to the direct
 # timer and says so; the plan says it first.
 expect_rc 0 "$ZLBENCH" plan add --backend host --timer queue
@@ -104,4 +128,6 @@ expect_in "$TMP/out" "timer:        queue (requested queue)"
 expect_rc 0 "$ZLBENCH" run --help
 expect_in "$TMP/out" "--queue-max-launches"
 expect_in "$TMP/out" "--queue-timeout-ms"
+expect_in "$TMP/out" "--queue-batch-ms"
+expect_in "$TMP/out" "--graph-replay-ms"
 echo "ok: queue timer"
