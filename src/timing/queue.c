@@ -289,6 +289,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
         goto out;
       }
       k = k / QUEUE_SHRINK > 1 ? k / QUEUE_SHRINK : 1;
+      /* Samples from here are means of fewer calls (those before count
+       * for less than they were: the stop errs on measuring more). */
+      st.calls_per_sample = (double)k;
     }
   }
   if (o->stop == ZLB_STOP_NOISE)
