@@ -18,9 +18,12 @@ import: flag_gems) are imported ahead of time by a *spare*: a process the
 server forks in advance, which imports them and then waits for one request.
 The next request whose environment is the server's (every variable but
 zlbench's own ``ZL_*``, which nothing reads at import) goes to the spare
-instead of a fresh fork, and a new spare starts; other requests get a fresh
-fork as before. A spare that fails to start twice turns spares off.
-``ZL_FG_SPARE=0`` turns them off.
+once it has said that its imports are done, instead of a fresh fork, and a
+new spare starts; other requests (and those that come while the spare is
+still importing) get a fresh fork as before. The child of a spare has in
+its environment what the imports set there, as a fresh child would. A
+spare that fails to start twice turns spares off. ``ZL_FG_SPARE=0`` turns
+them off.
 
 Isolation and safety rules:
 
@@ -83,19 +86,29 @@ def recv_exact(sock, n, first=b""):
 
 
 def recv_msg(sock, want_fds=0):
-    """(object, descriptors); EOFError when the peer closed first."""
+    """(object, descriptors); EOFError when the peer closed first. On any
+    failure the descriptors received are closed: a process forked later
+    must not inherit a client's streams."""
     fds = []
-    if want_fds:
-        head, fds, _, _ = socket.recv_fds(sock, 4, want_fds)
-    else:
-        head = sock.recv(4)
-    if not head:
-        raise EOFError("connection closed")
-    head = recv_exact(sock, 4, head)
-    (n,) = struct.unpack("!I", head[:4])
-    if n > MAX_REQUEST:
-        raise ValueError(f"message of {n} bytes (at most {MAX_REQUEST})")
-    return json.loads(recv_exact(sock, n).decode()), fds
+    try:
+        if want_fds:
+            head, fds, _, _ = socket.recv_fds(sock, 4, want_fds)
+        else:
+            head = sock.recv(4)
+        if not head:
+            raise EOFError("connection closed")
+        head = recv_exact(sock, 4, head)
+        (n,) = struct.unpack("!I", head[:4])
+        if n > MAX_REQUEST:
+            raise ValueError(f"message of {n} bytes (at most {MAX_REQUEST})")
+        try:
+            return json.loads(recv_exact(sock, n).decode()), fds
+        except RecursionError:
+            raise ValueError("the message nests too deeply") from None
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
 
 
 def _log(msg):
@@ -224,6 +237,8 @@ def _run_child(mod, args, env, cwd, fds, close, session=True):
 # ---- the spare ---------------------------------------------------------------------
 
 SPARE_FAILURES_MAX = 2
+SPARE_READY = b"R"
+HAND_TIMEOUT_S = 5.0
 
 
 def _import_env(env):
@@ -243,11 +258,25 @@ class _Spare:
             a.close()
             _spare_main(names, b, close)
         b.close()
-        self.pid, self.sock, self.born = pid, a, time.monotonic()
+        self.pid, self.sock, self.born, self.is_ready = pid, a, time.monotonic(), False
+
+    def ready(self):
+        """Whether its imports are done (it says so with one byte): a spare
+        still importing gets no request, since its death or an interrupt
+        would then be the operator's, with the message in the server's log."""
+        if not self.is_ready:
+            try:
+                r, _, _ = select.select([self.sock], [], [], 0)
+                self.is_ready = bool(r) and self.sock.recv(1) == SPARE_READY
+            except OSError:
+                return False
+        return self.is_ready
 
     def hand(self, req, fds):
-        """Give the spare its request; False when it is gone."""
+        """Give the (ready) spare its request; False when it is gone or does
+        not take it within HAND_TIMEOUT_S."""
         try:
+            self.sock.settimeout(HAND_TIMEOUT_S)
             send_msg(self.sock, req, fds)
             return True
         except OSError:
@@ -301,6 +330,10 @@ def _spare_main(names, sock, close):
                 _log(f"spare: importing {name} failed ({type(e).__name__}: {e}); "
                      f"the child will say so")
                 break
+        # What the imports set in the environment (flag_gems:
+        # FLAGGEMS_SOURCE_DIR) a fresh child would have after its own.
+        added = {k: v for k, v in os.environ.items() if _ENV0.get(k) != v}
+        sock.sendall(SPARE_READY)
         _log(f"spare: ready after {time.monotonic() - t0:.2f} s")
         try:
             req, fds = recv_msg(sock, 3)
@@ -308,7 +341,10 @@ def _spare_main(names, sock, close):
             os._exit(0)         # the server went away or let the spare go
         sock.close()
         mod, args, env, cwd = _check_request(req, fds)
-    except BaseException:  # noqa: BLE001 - the server sees the exit and forks instead
+        env = dict(added, **env)
+    except KeyboardInterrupt:
+        os._exit(130)           # as a plain child interrupted in its imports
+    except BaseException:  # noqa: BLE001 - before its request: the server forks instead
         traceback.print_exc()
         sys.stderr.flush()
         os._exit(3)
@@ -406,7 +442,7 @@ def serve(path, parent, spare_names=()):
                             mismatch_said.add(said)
                             _log(f"a fresh fork, not the spare: the request's environment "
                                  f"differs in {said}")
-                    else:
+                    elif spare.ready():
                         env["ZL_FG_SPARE_USED"] = "1"
                         if spare.hand(req, fds):
                             pid = spare.pid

@@ -61,10 +61,12 @@ OUT="$TMP/res"
 expect_rc 1 "$ZLBENCH" batch $FG $FAST --out "$OUT" --timeout 30 --retries 1 \
   --ops abs,add,softmax,crash,intonly,broken,poison,fatal,skipped --dtypes float16,float32
 st() { csv_field "$OUT/ops_status.csv" "$1" "$2"; }
-# Every child came from a spare (flag_gems, the spares' import, is not
-# installed here: each spare says so and the child goes on without it).
-grep -Eq "served ([1-9][0-9]*) children \(\1 by a spare\)" "$OUT/forkserver-0.log" ||
-  fail "not every child came from a spare: $(tail -3 "$OUT/forkserver-0.log")"
+# Every child but the first (which comes before the first spare is ready)
+# came from a spare (flag_gems, the spares' import, is not installed here:
+# each spare says so and the child goes on without it).
+sed -n 's/.*served \([0-9]*\) children (\([0-9]*\) by a spare).*/\1 \2/p' \
+  "$OUT/forkserver-0.log" | awk '{n = $1; m = $2} END {exit !(NR == 1 && m >= 1 && m >= n - 1)}' ||
+  fail "children not from a spare: $(tail -3 "$OUT/forkserver-0.log")"
 [ "$(st abs status)" = ok ] || fail "abs: $(st abs status)"
 [ "$(st add status)" = ok ] || fail "add: $(st add status)"
 [ "$(st softmax status)" = ok ] || fail "softmax: $(st softmax status)"
