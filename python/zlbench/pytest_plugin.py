@@ -137,17 +137,18 @@ def _request_at():
 
 
 def _process_start():
-    """This process's start (epoch seconds, 10 ms steps) from /proc, or None."""
+    """This process's start (epoch seconds, to a clock tick) from /proc, or
+    None: its start in ticks since boot, against the boot clock now (the
+    boot time in /proc/stat has whole seconds only)."""
     try:
         with open("/proc/self/stat", encoding="ascii") as f:
             stat = f.read(4096)
         ticks = int(stat[stat.rindex(")") + 2:].split()[19])
-        with open("/proc/stat", encoding="ascii") as f:
-            btime = next(int(line.split()[1]) for line in f if line.startswith("btime "))
         hz = os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
+        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+    except (OSError, ValueError, IndexError, AttributeError):
         return None
-    return btime + ticks / hz if hz > 0 else None
+    return time.time() - (since_boot - ticks / hz) if hz > 0 else None
 
 
 _state = None

@@ -138,14 +138,29 @@ out:
 static void stop_all(zlb__batch_t *b) {
   for (size_t i = 0; i < b->njobs; i++) {
     zlb__job_t *j = &b->jobs[i];
-    if (j->state != ZLB__JOB_RUNNING)
-      continue;
+    int running = j->state == ZLB__JOB_RUNNING, level2 = j->level == 2 && j->l2;
     zlb_error_t e = ZLB_ERROR_INIT;
-    zlb_child_stop(&j->child, b->o->grace_s);
+    /* A job waiting between its level-2 children (the batch stopped on a
+     * fatal error, or its next child could not start) keeps its progress
+     * too. */
+    if (j->state == ZLB__JOB_DONE || (!running && !level2))
+      continue;
+    if (running)
+      zlb_child_stop(&j->child, b->o->grace_s);
     /* What a resume does with it: at level 2 it goes on from the dtype
      * stopped here; at level 1 it starts again. An operator that never
      * finishes within one call's budget shows here, call after call. */
-    int saved = j->level == 2 && !zlb__save_progress(b, j, &e);
+    int saved = level2 && !zlb__save_progress(b, j, &e);
+    if (!running) {
+      if (e.code && b->o->line) {
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "          device %-3s %-20s its progress could not be saved: %.300s\n",
+                 j->row.device, j->op, e.msg);
+        b->o->line(b->o->cb_ctx, text);
+      }
+      continue;
+    }
     if (b->o->line) {
       char text[768], unsaved[400] = "";
       if (e.code)

@@ -34,6 +34,27 @@ for op in good_copy disk_full good_scale; do
 done
 [ "$(stat -c %Y.%N "$OUT/ops/good_copy/run.log")" = "$stamp" ] || fail "good_copy was re-measured"
 
+# The output folder fills while an operator runs one child per dtype
+# (dtype_exit: bfloat16 fails, so the all-dtypes child does; float16's
+# child passes, bfloat16's fails, float32's cannot write): the batch stops
+# with exit 6 and keeps the operator's progress; the rerun goes on from
+# float32 and keeps the two dtypes done.
+OUT="$TMP/res3"
+L2="--backend test --lib $TESTOPS --ops dtype_exit --devices 0 --timeout 5 --grace 0.2 --retries 0"
+L2="$L2 --shape-file $ZLB_SRC/tests/data/cli/shapes_test.yaml"
+touch "$TMP/state/dtype_exit_full"
+expect_rc 6 "$ZLBENCH" batch $L2 --out "$OUT" $QUICK
+expect_in "$TMP/err" "operator 'dtype_exit' could not write its results"
+expect_in "$OUT/ops/dtype_exit/.progress" '"label": "bfloat16"'
+[ -d "$OUT/ops/dtype_exit/float16" ] || fail "float16's results were lost"
+rm "$TMP/state/dtype_exit_full"
+expect_rc 1 "$ZLBENCH" batch $L2 --out "$OUT" $QUICK
+expect_in "$TMP/out" "goes on at level 2 from float32 (2 of 3 dtypes done before)"
+[ "$(csv_field "$OUT/ops_status.csv" dtype_exit status)" = partial ] ||
+  fail "dtype_exit after the rerun: $(csv_field "$OUT/ops_status.csv" dtype_exit status)"
+[ "$(csv_field "$OUT/ops_status.csv" dtype_exit failed_dtypes)" = bfloat16 ] ||
+  fail "dtype_exit's failed dtypes: $(csv_field "$OUT/ops_status.csv" dtype_exit failed_dtypes)"
+
 # A write of the batch's own that fails (summary.csv cannot replace a
 # folder of that name; root can write anywhere, so no chmod): exit 6
 # naming the file, ops_status.csv still complete.
