@@ -128,7 +128,7 @@ print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs))
 EOF
 
 # The rows' values, run against run: median, 90th percentile and largest
-# |change| over every measurement (op, dtype, row, torch or gems) both runs
+# |change| over every measurement (op, test, dtype, row, torch or gems) both runs
 # have.
 "$PYTHON" - "$OUT" "$RUNS" <<'EOF'
 import itertools, json, os, statistics, sys
@@ -147,7 +147,8 @@ def values(run):
                 for c in r.get("calls", []):
                     x = c.get("value_ms")
                     if isinstance(x, (int, float)) and x > 0:
-                        v[(op, t.get("dtype"), r.get("index"), c.get("role"))] = x
+                        v[(op, t.get("node"), t.get("dtype"), r.get("index"),
+                           c.get("role"))] = x
     return v
 vals = {r: values(r) for r in runs}
 if len(runs) >= 2:
