@@ -521,17 +521,12 @@ static void test_graph_budget_in_time(void **state) {
   zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
-  zlb_graph_failure_t fail;
-  char marker[64];
   double replay_ms;
   (void)state;
   o.rep_ms = 40;
   o.graph_replay_ms = 0.5;
-  memset(&m, 0, sizeof(m));
   assert_int_equal(b->v->stream_create(b, &s, &e), 0);
-  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
-                                 sizeof(marker), &fail, &e), 0);
-  assert_int_equal(m.timer, ZLB_TIMER_GRAPH);
+  time_graph(b, s, &l, &o, &m);
   /* Each sample is one replay over its K launches: ~100 us per call (more
    * on a loaded machine: a busy-wait preempted runs longer). */
   if (!(m.value_ms > 0.075 && m.value_ms < 2.0))
@@ -547,9 +542,7 @@ static void test_graph_budget_in_time(void **state) {
    * (what the estimate planned; a loaded machine can inflate the estimate,
    * and then the plan, not the bound, sets the count). */
   f.guarded_spin_us = 0;
-  memset(&m, 0, sizeof(m));
-  assert_int_equal(zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker,
-                                 sizeof(marker), &fail, &e), 0);
+  time_graph(b, s, &l, &o, &m);
   {
     double planned = o.rep_ms / (m.estimate_ms * m.graph_launches);
     if (planned > 1000)
