@@ -60,26 +60,31 @@ expect_in "$TMP/err" "--timer trace: rocm has no kernel tracer: $ZLB_FAKE_ROCTRA
 ZL_FAKE_ROCTRACER_VERSION=5.0 expect_rc 0 "$ZLBENCH" run fake_copy $R --timer direct --out "$TMP/v2"
 [ "$(grep -c '^SUCCESS .* direct ' "$TMP/out")" = 2 ] || { cat "$TMP/out"; fail "direct rows"; }
 
+# A tracer that cannot be used ($ZL_ROCTRACER_LIB): the device is still
+# listed, without "trace" and with the reason ($1, a line of `devices`);
+# --timer trace exits 3 naming it ($2).
+untraced() {
+  expect_rc 0 "$ZLBENCH" devices --backend rocm
+  expect_in "$TMP/out" "capabilities=$CAPS "
+  expect_in "$TMP/out" "$1"
+  expect_in "$TMP/out" "[0] Fake AMD GPU 0  "
+  expect_rc 3 "$ZLBENCH" run fake_copy $R --timer trace --out "$TMP/untraced"
+  expect_in "$TMP/err" "--timer trace: rocm has no kernel tracer"
+  expect_in "$TMP/err" "$2"
+  rm -rf "$TMP/untraced"
+}
+
 # ---- a library that lacks a symbol ----------------------------------------
 export ZL_ROCTRACER_LIB="$ZLB_FAKE_ROCTRACER_NOSYM"
-expect_rc 0 "$ZLBENCH" devices --backend rocm
-expect_in "$TMP/out" "capabilities=$CAPS "
-expect_in "$TMP/out" "no trace: rocm has no kernel tracer: $ZLB_FAKE_ROCTRACER_NOSYM lacks 'roctracer_next_record' (missing symbol)"
-expect_in "$TMP/out" "[0] Fake AMD GPU 0  "
-expect_rc 3 "$ZLBENCH" run fake_copy $R --timer trace --out "$TMP/s1"
-expect_in "$TMP/err" "lacks 'roctracer_next_record' (missing symbol)"
+untraced "no trace: rocm has no kernel tracer: $ZLB_FAKE_ROCTRACER_NOSYM lacks 'roctracer_next_record' (missing symbol)" \
+  "lacks 'roctracer_next_record' (missing symbol)"
 expect_rc 0 "$ZLBENCH" run fake_copy $R --out "$TMP/s2"
 [ "$(grep -c '^SUCCESS .* graph ' "$TMP/out")" = 2 ] || { cat "$TMP/out"; fail "graph rows"; }
 
 # ---- no library ---------------------------------------------------------------
 export ZL_ROCTRACER_LIB=/nonexistent/libroctracer64.so.4
-expect_rc 0 "$ZLBENCH" devices --backend rocm
-expect_in "$TMP/out" "capabilities=$CAPS "
-expect_in "$TMP/out" "/nonexistent/libroctracer64.so.4: cannot open shared object file"
-expect_in "$TMP/out" "[0] Fake AMD GPU 0  "
-expect_rc 3 "$ZLBENCH" run fake_copy $R --timer trace --out "$TMP/n1"
-expect_in "$TMP/err" "--timer trace: rocm has no kernel tracer"
-expect_in "$TMP/err" "/nonexistent/libroctracer64.so.4: cannot open shared object file"
+untraced "/nonexistent/libroctracer64.so.4: cannot open shared object file" \
+  "/nonexistent/libroctracer64.so.4: cannot open shared object file"
 unset ZL_ROCTRACER_LIB
 # HIP from a folder without a tracer: every place searched is named (where
 # no real roctracer is installed to be found instead).
