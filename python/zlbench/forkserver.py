@@ -258,7 +258,7 @@ class _Spare:
             a.close()
             _spare_main(names, b, close)
         b.close()
-        self.pid, self.sock, self.born, self.is_ready = pid, a, time.monotonic(), False
+        self.pid, self.sock, self.is_ready = pid, a, False
 
     def ready(self):
         """Whether its imports are done (it says so with one byte): a spare

@@ -205,15 +205,25 @@ static void begin_level2(zlb__batch_t *b, zlb__job_t *j) {
     }
 }
 
+/* ops/<op>/<sub>: a level-2 dtype's results (sub = its label), or the
+ * attempts. */
+static void op_subdir(const zlb__batch_t *b, const char *op, const char *sub,
+                      zlb_strbuf_t *out) {
+  zlb_strbuf_reset(out);
+  zlb__op_dir(b, op, out);
+  zlb_strbuf_addf(out, "/%s", sub);
+}
+
 /* Move an accepted attempt to its final place: ops/<op>/ for level 1,
  * ops/<op>/<dtype>/ for level 2. */
 static int accept_attempt(zlb__batch_t *b, zlb__job_t *j, zlb__unit_t *u) {
   zlb_strbuf_t dst = ZLB_STRBUF_INIT;
   zlb_error_t e = ZLB_ERROR_INIT;
   int rc = 0;
-  zlb__op_dir(b, j->op, &dst);
   if (j->level == 2)
-    zlb_strbuf_addf(&dst, "/%s", u->label);
+    op_subdir(b, j->op, u->label, &dst);
+  else
+    zlb__op_dir(b, j->op, &dst);
   if (zlb__move_contents(j->attempt_dir, dst.buf)) {
     /* The attempt folder is all there is of these results: keep it. */
     zlb_error_set(&e, ZLB_EIO,
@@ -581,8 +591,8 @@ static int apply_progress(zlb__batch_t *b, zlb__job_t *j, const zlb_json_t *doc,
       /* Its results are the dtype's folder: still there? */
       zlb_strbuf_t d2 = ZLB_STRBUF_INIT;
       int gone;
-      zlb__op_dir(b, j->op, &d2);
-      zlb_strbuf_addf(&d2, "/%s/run_identity.json", u->label);
+      op_subdir(b, j->op, u->label, &d2);
+      zlb_strbuf_addstr(&d2, "/run_identity.json");
       gone = access(d2.buf, F_OK) != 0;
       zlb_strbuf_release(&d2);
       if (gone) {
@@ -612,14 +622,10 @@ fail:
 static void prune_for_resume(zlb__batch_t *b, const zlb__job_t *j) {
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   for (int i = j->cur; i < j->nl2; i++) {
-    zlb_strbuf_reset(&p);
-    zlb__op_dir(b, j->op, &p);
-    zlb_strbuf_addf(&p, "/%s", j->l2[i].label);
+    op_subdir(b, j->op, j->l2[i].label, &p);
     zlb__rmtree(p.buf);
   }
-  zlb_strbuf_reset(&p);
-  zlb__op_dir(b, j->op, &p);
-  zlb_strbuf_addstr(&p, "/attempts");
+  op_subdir(b, j->op, "attempts", &p);
   zlb__rmtree(p.buf);
   zlb_strbuf_release(&p);
 }
