@@ -640,17 +640,27 @@ static void read_clocks(zlb__run_t *r, zlb__row_t *row, int which) {
   row->have_clocks |= 1 << which;
 }
 
+/* Add `mark` to the row's marker ("-": none), joined by '+', once. */
+static void add_marker(zlb__row_t *row, const char *mark) {
+  size_t n;
+  if (!strcmp(mark, "-") || strstr(row->marker, mark))
+    return;
+  if (!strcmp(row->marker, "-")) {
+    zlb_strlcpy(row->marker, mark, sizeof(row->marker));
+    return;
+  }
+  n = strlen(row->marker);
+  snprintf(row->marker + n, sizeof(row->marker) - n, "+%s", mark);
+}
+
 static void flag_throttle(zlb__row_t *row) {
-  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
+  char mark[160];
   const char *why = row->clk[0].throttled ? row->clk[0].why : row->clk[1].why;
   if (!((row->have_clocks & 1) && row->clk[0].throttled) &&
       !((row->have_clocks & 2) && row->clk[1].throttled))
     return;
-  if (strcmp(row->marker, "-"))
-    zlb_strbuf_addf(&sb, "%s+", row->marker);
-  zlb_strbuf_addf(&sb, "throttled(%s)", why);
-  zlb_strlcpy(row->marker, sb.buf, sizeof(row->marker));
-  zlb_strbuf_release(&sb);
+  snprintf(mark, sizeof(mark), "throttled(%s)", why);
+  add_marker(row, mark);
 }
 
 static void timer_column(zlb__row_t *row, const char *mark[2]) {
@@ -875,6 +885,13 @@ out:
   row->wall_ms = (zlb_now_s() - t_case) * 1e3;
 }
 
+/* A later trial's phases and wall time count toward the row's. */
+static void add_time(zlb__row_t *row, const zlb__row_t *tr) {
+  for (int p = 0; p < ZLB__PH_COUNT; p++)
+    row->phase_ms[p] += tr->phase_ms[p];
+  row->wall_ms += tr->wall_ms;
+}
+
 /* Append a later trial's samples, value and phases to the row. */
 static void merge_trial(zlb__row_t *row, zlb__row_t *tr) {
   int t = row->ntrials++;
@@ -901,19 +918,10 @@ static void merge_trial(zlb__row_t *row, zlb__row_t *tr) {
   if (strcmp(tr->timer, row->timer))
     zlb_strlcpy(row->timer, "mixed", sizeof(row->timer));
   /* A marker seen in any trial (a fallback, throttled clocks) stays. */
-  if (strcmp(tr->marker, "-") && !strstr(row->marker, tr->marker)) {
-    if (!strcmp(row->marker, "-")) {
-      zlb_strlcpy(row->marker, tr->marker, sizeof(row->marker));
-    } else {
-      size_t n = strlen(row->marker);
-      snprintf(row->marker + n, sizeof(row->marker) - n, "+%s", tr->marker);
-    }
-  }
+  add_marker(row, tr->marker);
   if (tr->note[0] && !row->note[0])
     zlb_strlcpy(row->note, tr->note, sizeof(row->note));
-  for (int p = 0; p < ZLB__PH_COUNT; p++)
-    row->phase_ms[p] += tr->phase_ms[p];
-  row->wall_ms += tr->wall_ms;
+  add_time(row, tr);
   if (tr->have_clocks & 2) {
     row->clk[1] = tr->clk[1];
     row->have_clocks |= 2;
@@ -967,9 +975,7 @@ void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
         int k = snprintf(row->note, sizeof(row->note), "trial %d of %d: ", t + 1, n);
         zlb_strlcpy(row->note + k, tr.note, sizeof(row->note) - (size_t)k);
       }
-      for (int p = 0; p < ZLB__PH_COUNT; p++)
-        row->phase_ms[p] += tr.phase_ms[p];
-      row->wall_ms += tr.wall_ms;
+      add_time(row, &tr);
     } else {
       merge_trial(row, &tr);
     }
