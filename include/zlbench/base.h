@@ -139,6 +139,10 @@ void zlb_sleep_ms(double ms);
  * for a given name must never change.
  */
 uint64_t zlb_fnv1a64(const char *s);
+/** FNV-1a 64 continued over `len` more bytes (NULs included): start from
+ * ZLB_FNV1A64_BASIS, feed a file in pieces. */
+#define ZLB_FNV1A64_BASIS 0xcbf29ce484222325ull
+uint64_t zlb_fnv1a64_add(uint64_t h, const void *data, size_t len);
 
 /* ---- files ------------------------------------------------------------ */
 

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "zlbench/base.h"
@@ -40,11 +41,13 @@ void zlb_sleep_ms(double ms) {
     ts = rem;
 }
 
-uint64_t zlb_fnv1a64(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; *s; s++) {
-    h ^= (unsigned char)*s;
+uint64_t zlb_fnv1a64_add(uint64_t h, const void *data, size_t len) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < len; i++) {
+    h ^= p[i];
     h *= 0x100000001b3ull;
   }
   return h;
 }
+
+uint64_t zlb_fnv1a64(const char *s) { return zlb_fnv1a64_add(ZLB_FNV1A64_BASIS, s, strlen(s)); }

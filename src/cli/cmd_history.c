@@ -173,12 +173,11 @@ static int run_digest(const char *source, const ident_t *id, zlb_strbuf_t *dig,
                       zlb_error_t *err) {
   char *text = NULL;
   size_t len = 0;
-  uint64_t h = 0xcbf29ce484222325ULL;
   if (zlb_read_file(source, &text, &len, err) != 0)
     return -1;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ (unsigned char)text[i]) * 0x100000001b3ULL;
-  zlb_strbuf_addf(dig, "%016llx:%s:%s", (unsigned long long)h, id->started, id->op);
+  zlb_strbuf_addf(dig, "%016llx:%s:%s",
+                  (unsigned long long)zlb_fnv1a64_add(ZLB_FNV1A64_BASIS, text, len), id->started,
+                  id->op);
   free(text);
   return 0;
 }

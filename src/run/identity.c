@@ -60,17 +60,16 @@ static void clocks_json(zlb_jw_t *jw, const char *key, const zlb_clocks_t *c) {
  * history can tell two builds of one library apart ("" when unreadable). */
 static void library_build_id(const char *path, char *out, size_t len) {
   unsigned char buf[65536];
-  unsigned long long h = 0xcbf29ce484222325ULL;
+  uint64_t h = ZLB_FNV1A64_BASIS;
   size_t n;
   FILE *f = path ? fopen(path, "rb") : NULL;
   out[0] = '\0';
   if (!f)
     return;
   while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-    for (size_t i = 0; i < n; i++)
-      h = (h ^ buf[i]) * 0x100000001b3ULL;
+    h = zlb_fnv1a64_add(h, buf, n);
   if (!ferror(f))
-    snprintf(out, len, "fnv1a64:%016llx", h);
+    snprintf(out, len, "fnv1a64:%016llx", (unsigned long long)h);
   fclose(f);
 }
 

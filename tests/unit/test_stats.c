@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "zlb_test.h"
+#include "zlbench/base.h"
 #include "zlbench/timing.h"
 
 static void test_median(void **state) {
@@ -103,11 +104,24 @@ static void test_names(void **state) {
   assert_int_equal(zlb_timer_resolve(ZLB_TIMER_QUEUE, ZLB_CAP_GRAPH), ZLB_TIMER_QUEUE);
 }
 
+/* FNV-1a 64: the published vectors, the same value fed in pieces (a file
+ * read in blocks), and bytes after a NUL counted where a length is given. */
+static void test_fnv1a64(void **state) {
+  uint64_t h;
+  (void)state;
+  assert_true(zlb_fnv1a64("a") == 0xaf63dc4c8601ec8cull);
+  assert_true(zlb_fnv1a64("foobar") == 0x85944171f73967e8ull);
+  assert_true(zlb_fnv1a64_add(ZLB_FNV1A64_BASIS, "foobar", 6) == zlb_fnv1a64("foobar"));
+  h = zlb_fnv1a64_add(ZLB_FNV1A64_BASIS, "foo", 3);
+  assert_true(zlb_fnv1a64_add(h, "bar", 3) == zlb_fnv1a64("foobar"));
+  assert_true(zlb_fnv1a64_add(ZLB_FNV1A64_BASIS, "foo\0bar", 7) == 0x8a5f40d8243888aaull);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_median),   cmocka_unit_test(test_mean_min_max_stdev),
       cmocka_unit_test(test_quantiles), cmocka_unit_test(test_pick),
-      cmocka_unit_test(test_names),
+      cmocka_unit_test(test_names), cmocka_unit_test(test_fnv1a64),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
