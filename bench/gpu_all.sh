@@ -173,7 +173,7 @@ stage_fidelity_spin() {
   note "fidelity (spin): rc=$?"
   cp "$WORK/fidelity-spin/table.md" "$OUT/table-spin.md" 2>/dev/null
   (cd "$WORK/fidelity-spin/work" && tar -czf "$LOGS/fidelity-spin-runs.tar.gz" ./*.json ./*.log) 2>/dev/null
-  tail -12 "$WORK/fidelity-spin/table.md" 2>/dev/null | tee -a "$SUMMARY"
+  tail -30 "$WORK/fidelity-spin/table.md" 2>/dev/null | tee -a "$SUMMARY"
 }
 
 for s in $STAGES; do

@@ -3,7 +3,8 @@
 #   bench/fidelity/run.sh BUILD_DIR OUT_DIR
 # For every case in cases.txt: zlbench's direct, graph, trace and queue
 # timers (trace twice: after an L2 flush, and with L2 left warm, as
-# "tracewarm"), five measurements each, each in its own process; then
+# "tracewarm"; queue twice too: as it is, and calibrated, as "queuecal",
+# when FID_TIMERS names it), five measurements each, each in its own process; then
 # Triton's do_bench and do_bench_cudagraph on the same kernels (the same
 # library, driven from Python), then the table (table.md) and the plot
 # (fidelity.png). FID_RUN_ARGS: more `zlbench run` options for every run
@@ -53,6 +54,8 @@ for f in "$WORK"/*.yaml; do
     t=$timer
     extra=""
     [ "$timer" = tracewarm ] && t=trace && extra=--no-flush
+    # queuecal: the queue timer with its launch cost calibrated away.
+    [ "$timer" = queuecal ] && t=queue && extra=--queue-calibrate
     for rep in $(seq 0 $((${FID_REPS:-5} - 1))); do
       "$Z" run "$op" --backend cuda $EXTRA_LIB --timer "$t" $extra ${FID_RUN_ARGS:-} \
         --dtypes "$(cat "$WORK/$op.dtypes")" \

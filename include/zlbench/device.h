@@ -199,6 +199,11 @@ typedef struct zlb_backend_vtbl {
    * be missing or of an untrusted version (roctracer) sets it:
    * zlb_backend_caps() then turns ZLB_CAP_TRACE off where it fails. */
   int (*trace_available)(zlb_backend_t *b, zlb_error_t *err);
+  /* Enqueue one launch of a kernel that does nothing (one block of one
+   * thread), for the queue timer's calibration: the device's own cost of a
+   * launch with no work in it. NULL where the backend has none;
+   * ZLB_EUNSUPPORTED where its kernel did not load. */
+  int (*launch_empty)(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err);
 } zlb_backend_vtbl_t;
 
 /* A registry entry: everything known about a backend, implemented or not. */

@@ -96,6 +96,7 @@ typedef struct zlb_timing_opts {
   double queue_batch_ms;     /* queue timer: target duration of one batch */
   int queue_min_batches;     /* queue timer: at least this many timed batches */
   double queue_timeout_ms;   /* queue timer: a hold not released by then is released by the watchdog */
+  int queue_calibrate;       /* queue timer: subtract the launch cost measured with an empty kernel */
 } zlb_timing_opts_t;
 
 /** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
@@ -120,6 +121,8 @@ typedef struct zlb_measurement {
   int queue_launches;       /* K: calls per batch (queue timer; the last batch's when it was reduced) */
   int batches;              /* timed batches (queue timer) */
   int invalid_batches;      /* batches the watchdog released, not counted (queue timer) */
+  double queue_calibration_ms; /* calibrated queue timer: per-call launch cost subtracted (0: none) */
+  int queue_calibrated;     /* 1 when queue_calibration_ms was subtracted from every sample */
   char note[192];           /* e.g. "repeat=5 skipped: quantiles requested" */
   double noise;             /* relative stdev of the samples (NAN under 5 samples) */
   double wall_s;            /* wall time the measurement took */
@@ -256,6 +259,22 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
 int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_measurement_t *m,
                    zlb_graph_failure_t *fail, zlb_error_t *err);
+
+/**
+ * The calibrated queue timer (o->queue_calibrate): before its batches, and
+ * again whenever K changes, the timer measures what a batch of K calls
+ * costs beyond the kernels' own time, per call: batches of K empty kernels
+ * (launch_empty), timed as the calls are, minus their kernel time as the
+ * activity tracer reports it, divided by K (the median of 9 batches). That
+ * is the launch gap in front of each kernel plus the batch's fixed cost
+ * spread over K; it is subtracted from every sample, and the measurement
+ * says so (queue_calibrated, queue_calibration_ms). What stays in a
+ * calibrated value: the call's kernels and, for a call of several kernels,
+ * the gaps between them. Errors, not fallbacks: no empty kernel or no
+ * tracer (zlb_queue_calibration_ready), a batch the tracer does not see
+ * whole, a calibration below zero, a calibrated value not above zero.
+ */
+int zlb_queue_calibration_ready(zlb_backend_t *b, zlb_error_t *err);
 
 /**
  * Time one implementation with the chosen timer and per-shape fallback:

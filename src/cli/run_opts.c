@@ -285,6 +285,11 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "queue timer: queue enough calls per batch for MS (K = MS / estimate,\n"
              "at most --queue-max-launches; default 1): a longer batch spreads its\n"
              "hold, release and event pair over more calls"),
+        PASS(FLAG, "--queue-calibrate", NULL, &o->timing.queue_calibrate, NULL,
+             "queue timer: subtract what a launch costs the device, measured per\n"
+             "row with batches of empty kernels whose own time the kernel tracer\n"
+             "takes out; rows say timer queue-cal (needs --timer queue and a\n"
+             "backend with an empty kernel and a tracer: cuda)"),
         PASS(CALLBACK, "--graph-replay-ms", "MS", &o->timing.graph_replay_ms, opt_positive_ms,
              "graph timer: capture enough calls per graph for MS a replay (K = MS /\n"
              "estimate, at most 1000; default 1): a longer replay spreads its launch\n"

@@ -125,7 +125,7 @@ static zlb_error_t load_error = ZLB_ERROR_INIT;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
 /* The device-side accuracy checks (cuda_check.cu), loaded on first use. */
-enum { CHECK_CLOSE0 = 0, CHECK_MOMENTS0 = 4, CHECK_EXACT0 = 8, CHECK_NFUNCS = 12 };
+enum { CHECK_CLOSE0 = 0, CHECK_MOMENTS0 = 4, CHECK_EXACT0 = 8, CHECK_EMPTY = 12, CHECK_NFUNCS = 13 };
 
 struct cuda_state {
   CUdevice dev;
@@ -612,7 +612,8 @@ static int check_load(struct cuda_state *st) {
       "zlb_check_close_f16",   "zlb_check_close_bf16",   "zlb_check_close_f32",
       "zlb_check_close_f64",   "zlb_check_moments_f16",  "zlb_check_moments_bf16",
       "zlb_check_moments_f32", "zlb_check_moments_f64",  "zlb_check_exact_1",
-      "zlb_check_exact_2",     "zlb_check_exact_4",      "zlb_check_exact_8"};
+      "zlb_check_exact_2",     "zlb_check_exact_4",      "zlb_check_exact_8",
+      "zlb_empty"};
   if (st->check_state)
     return st->check_state;
   st->check_state = -1;
@@ -722,6 +723,18 @@ static int cuda_dev_check(zlb_backend_t *b, const zlb_dev_check_t *q,
   return 0;
 }
 
+/* One block of one thread that does nothing (the queue timer's calibration). */
+static int cuda_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  struct cuda_state *st = b->impl;
+  if (check_load(st) != 1)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "the empty kernel is not available (the device-side kernels were "
+                         "not built, or this driver refused them)");
+  CU("cuLaunchKernel",
+     api.launch(st->check_fn[CHECK_EMPTY], 1, 1, 1, 1, 1, 1, 0, (CUstream)s, NULL, NULL));
+  return 0;
+}
+
 static const zlb_backend_vtbl_t cuda_vtbl = {
     .open = cuda_open,
     .close = cuda_close,
@@ -760,6 +773,7 @@ static const zlb_backend_vtbl_t cuda_vtbl = {
     .dev_check = cuda_dev_check,
     .stream_hold = cuda_stream_hold,
     .stream_release = cuda_stream_release,
+    .launch_empty = cuda_launch_empty,
 };
 
 static const char *const cuda_aliases[] = {"nvidia", "gpu", NULL};

@@ -664,8 +664,8 @@ static void flag_throttle(zlb__row_t *row) {
 }
 
 static void timer_column(zlb__row_t *row, const char *mark[2]) {
-  zlb_timer_kind_t tb = row->m[0].timer, tc = row->m[1].timer;
-  zlb_strlcpy(row->timer, tb == tc ? zlb_timer_name(tc) : "mixed", sizeof(row->timer));
+  const char *tb = zlb__measured_timer_name(&row->m[0]), *tc = zlb__measured_timer_name(&row->m[1]);
+  zlb_strlcpy(row->timer, !strcmp(tb, tc) ? tc : "mixed", sizeof(row->timer));
   if (!strcmp(mark[0], mark[1]))
     zlb_strlcpy(row->marker, mark[0], sizeof(row->marker));
   else {
@@ -738,7 +738,7 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   c.level = r->o->level;
   row->base_ms = row->cand_ms = row->speedup = row->gbps = row->tflops = row->pct_peak = NAN;
   snprintf(row->marker, sizeof(row->marker), "-");
-  zlb_strlcpy(row->timer, zlb_timer_name(r->timer), sizeof(row->timer));
+  zlb_strlcpy(row->timer, zlb__run_timer_name(r), sizeof(row->timer));
   zlb_shape_format(shape, row->shape, sizeof(row->shape));
 
   r->errbuf[0] = '\0';
@@ -855,6 +855,12 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     if (rc) {
       fail_row(row, "launch", &e);
       goto out;
+    }
+    if (row->m[w].queue_calibrated) {
+      double cal = row->m[w].queue_calibration_ms;
+      r->qcal_min_ms = r->qcal_n && r->qcal_min_ms < cal ? r->qcal_min_ms : cal;
+      r->qcal_max_ms = r->qcal_n && r->qcal_max_ms > cal ? r->qcal_max_ms : cal;
+      r->qcal_n++;
     }
   }
   read_clocks(r, row, 1);

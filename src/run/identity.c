@@ -73,6 +73,16 @@ static void library_build_id(const char *path, char *out, size_t len) {
   fclose(f);
 }
 
+const char *zlb__measured_timer_name(const zlb_measurement_t *m) {
+  return m->timer == ZLB_TIMER_QUEUE && m->queue_calibrated ? "queue-cal"
+                                                             : zlb_timer_name(m->timer);
+}
+
+const char *zlb__run_timer_name(const zlb__run_t *r) {
+  return r->timer == ZLB_TIMER_QUEUE && r->timing.queue_calibrate ? "queue-cal"
+                                                                    : zlb_timer_name(r->timer);
+}
+
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   const zlb_run_opts_t *o = r->o;
   zlb_jw_t jw;
@@ -97,7 +107,7 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   /* The caliber: runs that differ in any of these are not comparable. */
   zlb_jw_key_object(&jw, "caliber");
   zlb_jw_key_string(&jw, "timer_requested", zlb_timer_name(o->timer));
-  zlb_jw_key_string(&jw, "timer", zlb_timer_name(r->timer));
+  zlb_jw_key_string(&jw, "timer", zlb__run_timer_name(r));
   zlb_jw_key_int(&jw, "repeat", r->timing.repeat);
   zlb_jw_key_int(&jw, "trials", r->o->trials > 1 ? r->o->trials : 1);
   zlb_jw_key_string(&jw, "return_mode", zlb_return_mode_name(r->timing.return_mode));
@@ -119,6 +129,19 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_int(&jw, "queue_max_launches", r->timing.queue_max_launches);
   zlb_jw_key_double(&jw, "queue_batch_ms", r->timing.queue_batch_ms);
   zlb_jw_key_double(&jw, "queue_timeout_ms", r->timing.queue_timeout_ms);
+  zlb_jw_key_bool(&jw, "queue_calibrate", r->timing.queue_calibrate);
+  if (r->qcal_n) {
+    /* What the calibrated queue timer subtracted, per call (each
+     * measurement's own value is in results.json). */
+    zlb_jw_key_object(&jw, "queue_calibration");
+    zlb_jw_key_string(&jw, "method",
+                      "(batch time - traced kernel time) / K over batches of K empty kernels, "
+                      "median of 9, per measurement at its own K");
+    zlb_jw_key_int(&jw, "measurements", r->qcal_n);
+    zlb_jw_key_double(&jw, "min_ms", r->qcal_min_ms);
+    zlb_jw_key_double(&jw, "max_ms", r->qcal_max_ms);
+    zlb_jw_object_end(&jw);
+  }
   zlb_jw_key_string(&jw, "stop", zlb_stop_name(r->timing.stop));
   if (r->timing.stop == ZLB_STOP_NOISE) {
     zlb_jw_key_double(&jw, "max_noise", r->timing.max_noise);
@@ -186,7 +209,7 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
   const zlb_measurement_t *m = &row->m[w];
   zlb_jw_key_object(jw, key);
   zlb_jw_key_string(jw, "impl", impl);
-  zlb_jw_key_string(jw, "timer", m->nsamples ? zlb_timer_name(m->timer) : NULL);
+  zlb_jw_key_string(jw, "timer", m->nsamples ? zlb__measured_timer_name(m) : NULL);
   zlb_jw_key_double(jw, "ms", m->nsamples ? m->value_ms : NAN);
   zlb_jw_key_double(jw, "estimate_ms", m->estimate_ms);
   zlb_jw_key_int(jw, "graph_launches", m->graph_launches);
@@ -194,6 +217,8 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
   zlb_jw_key_int(jw, "queue_launches", m->queue_launches);
   zlb_jw_key_int(jw, "batches", m->batches);
   zlb_jw_key_int(jw, "invalid_batches", m->invalid_batches);
+  if (m->queue_calibrated)
+    zlb_jw_key_double(jw, "queue_calibration_ms", m->queue_calibration_ms);
   zlb_jw_key_int(jw, "sample_count", (long long)m->nsamples);
   zlb_jw_key_double(jw, "noise", m->noise);
   zlb_jw_key_double(jw, "wall_s", m->wall_s);

@@ -56,7 +56,7 @@ void zlb__banner_start(zlb__run_t *r) {
   zlb__emit(r, "%szlbench %s  run %s  family=%s%s\n", zlb__sty(r, STY_BOLD), ZLB_VERSION,
             r->op->name, r->op->family, zlb__sty(r, STY_NONE));
   zlb__emit(r, "backend=%s  device=%d (%s)  timer=%s  repeat=%d  autotune=%s",
-            r->b->desc->name, r->b->device, d->name, zlb_timer_name(r->timer),
+            r->b->desc->name, r->b->device, d->name, zlb__run_timer_name(r),
             r->timing.repeat, r->o->autotune ? "on" : "off");
   if (r->o->trials > 1)
     zlb__emit(r, "  trials=%d (each on fresh tensors; median of the trials)", r->o->trials);
@@ -111,7 +111,7 @@ void zlb__table_begin(zlb__run_t *r, zlb_dtype_t dt, const char *legend) {
   size_t n;
   zlb__emit(r, "\n%sOperator: %s  Performance Test (dtype=%s, mode=%s,level=%s)%s\n",
             zlb__sty(r, STY_BOLD), r->op->name, zlb_dtype_name(dt),
-            zlb_timer_name(r->timer), r->o->level ? "comprehensive" : "core",
+            zlb__run_timer_name(r), r->o->level ? "comprehensive" : "core",
             zlb__sty(r, STY_NONE));
   if (legend && *legend)
     zlb__emit(r, "Inputs common to every row: %s\n", legend);

@@ -94,6 +94,22 @@ static int trace_ready(zlb_backend_t *b, zlb_error_t *err) {
   return zlb_error_set(err, rc, "--timer trace: %s", why.msg);
 }
 
+/* --queue-calibrate: the queue timer must be the one that runs, and the
+ * backend must have what calibrating takes, before any case runs. */
+static int calibration_ready(zlb__run_t *r, zlb_error_t *err) {
+  int rc;
+  if (r->timer != ZLB_TIMER_QUEUE)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--queue-calibrate calibrates the queue timer, and this run's timer "
+                         "is %s (give --timer queue)",
+                         zlb_timer_name(r->timer));
+  /* Asked of a backend that cannot: a usage error, as --timer trace is. */
+  rc = zlb_queue_calibration_ready(r->b, err);
+  if (rc == ZLB_EUNSUPPORTED)
+    rc = err->code = ZLB_EINVAL;
+  return rc;
+}
+
 static int load_libraries(zlb__run_t *r, zlb_error_t *err) {
   int rc;
   if (r->o->libs)
@@ -269,7 +285,8 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
   if (o->no_flush)
     r.timing.flush_bytes = 0;
   if ((rc = zlb__resolve_timer(o, r.b->desc, &r.timer, err)) ||
-      (r.timer == ZLB_TIMER_TRACE && (rc = trace_ready(r.b, err))))
+      (r.timer == ZLB_TIMER_TRACE && (rc = trace_ready(r.b, err))) ||
+      (r.timing.queue_calibrate && (rc = calibration_ready(&r, err))))
     goto out;
   if ((rc = open_outputs(&r, err)))
     goto out;

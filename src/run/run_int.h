@@ -116,6 +116,10 @@ typedef struct zlb__run {
   zlb__peaks_t peaks;
   const zlb_op_t *ops_mm;   /* the GEMM used for the FLOP ceiling */
   zlb_clocks_t clocks_start;
+  /* The calibrated queue timer's per-call launch costs subtracted (ms),
+   * over every measurement of the run, for the identity. */
+  int qcal_n;
+  double qcal_min_ms, qcal_max_ms;
   double setup_ms;           /* the operator's setup(), NAN without one */
   char setup_error[1100];     /* why setup() failed; "" when it did not */
   /* Host copies of a case's tensors (fill staging, downloads for the
@@ -198,6 +202,10 @@ void zlb__peaks_describe(const zlb__peaks_t *p, uint32_t dtypes, zlb_strbuf_t *o
 
 /* identity.c */
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err);
+/* A timer's name as reported: "queue-cal" for the calibrated queue timer
+ * (a measurement's, or the run's), else zlb_timer_name's. */
+const char *zlb__measured_timer_name(const zlb_measurement_t *m);
+const char *zlb__run_timer_name(const zlb__run_t *r);
 void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row);
 
 #endif

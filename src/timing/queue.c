@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -181,6 +182,115 @@ static int run_batch(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l, lo
   return b->v->event_elapsed(b, ev[0], ev[1], ms, err);
 }
 
+/* ---- calibration -------------------------------------------------------------- */
+
+/* Traced batches of empty kernels per calibration: their median is used. */
+#define QUEUE_CAL_BATCHES 9
+
+static int empty_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  zlb_backend_t *b = ctx;
+  return b->v->launch_empty(b, s, err);
+}
+
+int zlb_queue_calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
+  if (!b->v->launch_empty)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "queue calibration: backend '%s' has no empty kernel to measure a "
+                         "launch with",
+                         b->desc->name);
+  if (!b->v->trace_begin || !b->v->trace_now || !b->v->trace_end)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "queue calibration: backend '%s' has no kernel activity tracer to "
+                         "tell an empty kernel's own time from its launch's",
+                         b->desc->name);
+  if (b->v->trace_available) {
+    zlb_error_t why = ZLB_ERROR_INIT;
+    int rc = b->v->trace_available(b, &why);
+    if (rc)
+      return zlb_error_set(err, rc, "queue calibration: %s", why.msg);
+  }
+  return 0;
+}
+
+/*
+ * What a batch of k calls costs beyond its kernels' own time, per call: the
+ * launch gap in front of each kernel and the batch's fixed cost (the start
+ * event to the first kernel, the last kernel to the end event) spread over
+ * k. Measured as the queue timer measures a call, on batches of k empty
+ * kernels whose own time the tracer reports: (batch time - the kernels'
+ * traced time) / k, the median over QUEUE_CAL_BATCHES batches. Each batch
+ * must show exactly k kernels to the tracer (spans are attributed to
+ * batches by their start, as the trace timer attributes them to calls).
+ */
+static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, watchdog_t *w, zlb_event_t ev[2],
+                     double *cal_ms, zlb_error_t *err) {
+  zlb_launch_t el = {.call = empty_call, .ctx = b};
+  double c[QUEUE_CAL_BATCHES], batch_ms[QUEUE_CAL_BATCHES];
+  uint64_t after[QUEUE_CAL_BATCHES];
+  zlb_trace_span_t *sp = NULL;
+  size_t nsp = 0;
+  zlb_error_t e2 = ZLB_ERROR_INIT;
+  int rc = 0, rc2, j = 0;
+
+  /* One untraced launch first: the kernel's module loads, its code is
+   * resident, before anything is timed. */
+  if ((rc = empty_call(b, s, err)) || (rc = b->v->stream_sync(b, s, err)))
+    return rc;
+  if ((rc = b->v->trace_begin(b, err)))
+    return rc;
+  for (; j < QUEUE_CAL_BATCHES; j++) {
+    int fired, hold_failed;
+    if ((rc = run_batch(b, s, &el, k, w, ev, &batch_ms[j], &fired, &hold_failed, err)))
+      break;
+    if (fired) {
+      rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "queue calibration: the watchdog released a batch of %ld empty "
+                         "kernels after %.0f ms",
+                         k, w->timeout_ms);
+      break;
+    }
+    if ((rc = b->v->trace_now(b, &after[j], err)))
+      break;
+  }
+  rc2 = b->v->trace_end(b, &sp, &nsp, rc ? &e2 : err);
+  if (!rc)
+    rc = rc2;
+  if (rc)
+    goto out;
+  for (j = 0; j < QUEUE_CAL_BATCHES; j++) {
+    uint64_t lo = j ? after[j - 1] : 0, hi = after[j];
+    double ns = 0.0;
+    long kernels = 0;
+    for (size_t i = 0; i < nsp; i++)
+      if (sp[i].start >= lo && sp[i].start < hi && sp[i].end >= sp[i].start) {
+        ns += (double)(sp[i].end - sp[i].start);
+        kernels++;
+      }
+    if (kernels != k) {
+      rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "queue calibration: the tracer saw %ld kernels in batch %d of %ld "
+                         "empty kernels (%zu spans in all); the launch cost cannot be told "
+                         "from the kernels' time",
+                         kernels, j + 1, k, nsp);
+      goto out;
+    }
+    c[j] = (batch_ms[j] - ns * 1e-6) / (double)k;
+  }
+  *cal_ms = zlb_stats_median(c, QUEUE_CAL_BATCHES);
+  /* The batch holds its kernels and their gaps: less than their traced
+   * time means the event timer and the tracer disagree, and nothing can
+   * be subtracted with confidence. */
+  if (!isfinite(*cal_ms) || *cal_ms < 0.0)
+    rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
+                       "queue calibration: batches of %ld empty kernels took less than the "
+                       "tracer says their kernels ran (%.3f us per call); the event timer "
+                       "and the tracer disagree",
+                       k, *cal_ms * 1e3);
+out:
+  free(sp);
+  return rc;
+}
+
 int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_measurement_t *m,
                    zlb_graph_failure_t *fail, zlb_error_t *err) {
@@ -188,7 +298,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   zlb__samples_t smp = {NULL, 0, 0};
   zlb__stopper_t st;
   watchdog_t w;
-  double est_ms = 0.0, t0 = zlb_now_s();
+  double est_ms = 0.0, cal_ms = 0.0, t0 = zlb_now_s();
   long k, k0, n_warm, budget;
   size_t n;
   int rc = 0, invalid = 0, dog = 0;
@@ -222,6 +332,10 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     }
     b->v->stream_release(b, h);
   }
+  /* Calibrating needs an empty kernel and a tracer: an error (not a
+   * fallback), since the caller asked for calibrated numbers. */
+  if (o->queue_calibrate && (rc = zlb_queue_calibration_ready(b, err)))
+    goto out;
 
   /* Warm-up and estimate as the graph timer's: no flush, since the calls
    * of a batch run back to back with L2 warm. */
@@ -251,6 +365,8 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     goto out;
   }
   dog = 1;
+  if (o->queue_calibrate && (rc = calibrate(b, s, k, &w, ev, &cal_ms, err)))
+    goto out;
 
   budget = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
   if (budget < o->queue_min_batches)
@@ -275,7 +391,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
         goto out;
       }
       if (!fired) {
-        zlb__samples_push(&smp, ms / (double)k);
+        zlb__samples_push(&smp, ms / (double)k - cal_ms);
         got++;
         continue;
       }
@@ -292,6 +408,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       /* Samples from here are means of fewer calls (those before count
        * for less than they were: the stop errs on measuring more). */
       st.calls_per_sample = (double)k;
+      /* The fixed cost of a batch weighs more per call in a smaller one. */
+      if (o->queue_calibrate && (rc = calibrate(b, s, k, &w, ev, &cal_ms, err)))
+        goto out;
     }
   }
   if (o->stop == ZLB_STOP_NOISE)
@@ -304,8 +423,19 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
              "queue: %d batch(es) released by the watchdog after %.0f ms and discarded; "
              "K reduced from %ld to %ld",
              invalid, o->queue_timeout_ms, k0, k);
+  if (o->queue_calibrate) {
+    m->queue_calibrated = 1;
+    m->queue_calibration_ms = cal_ms;
+  }
   if ((rc = zlb__summarize(o, &smp, m, &m->value_ms, err)))
     goto out;
+  if (o->queue_calibrate && !(m->value_ms > 0.0)) {
+    rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
+                       "queue calibration: the call measured %.3f us per call, no more than "
+                       "an empty kernel's launch cost (%.3f us): nothing is left to report",
+                       (m->value_ms + cal_ms) * 1e3, cal_ms * 1e3);
+    goto out;
+  }
   m->ncalls = 1;
   m->call_values = zlb_xrealloc(m->call_values, sizeof(double));
   m->call_values[0] = m->value_ms;

@@ -200,6 +200,7 @@ void zlb_timing_opts_default(zlb_timing_opts_t *o) {
   o->queue_batch_ms = 1.0;
   o->queue_min_batches = 10;
   o->queue_timeout_ms = 200.0;
+  o->queue_calibrate = 0;
 }
 
 void zlb_measurement_release(zlb_measurement_t *m) {

@@ -68,6 +68,46 @@ expect_in "$TMP/err" "invalid value '0' for --queue-batch-ms: expected a positiv
 expect_rc 2 R good_copy --backend test --graph-replay-ms -1
 expect_in "$TMP/err" "invalid value '-1' for --graph-replay-ms: expected a positive number of milliseconds"
 
+# The calibrated queue timer: the test backend's empty kernel and tracer
+# measure what a launch costs; every row says queue-cal, carries what was
+# subtracted (less than its uncalibrated time), and the identity says how.
+expect_rc 0 R good_copy --backend test --timer queue --queue-calibrate --out "$TMP/qc" \
+  --json "$TMP/qc.json"
+expect_in "$TMP/qc/run.log" "timer=queue-cal"
+all_rows_are "$TMP/qc/run.log" Timer queue-cal || fail "calibrated rows do not say queue-cal"
+python3 - "$TMP/qc.json" "$TMP/qc/run_identity.json" <<'PY' || fail "the calibration is not reported"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert len(rows) == 2, rows
+cals = []
+for r in rows:
+    for side in ("baseline", "candidate"):
+        m = r[side]
+        assert m["timer"] == "queue-cal", m["timer"]
+        c = m["queue_calibration_ms"]
+        assert 0 < c < 0.1, c          # the empty launch: 0.4 us of CPU, not more than 100 us
+        assert m["ms"] > 0, m["ms"]
+        cals.append(c)
+ident = json.load(open(sys.argv[2]))
+cal = ident["caliber"]
+assert cal["timer"] == "queue-cal" and cal["queue_calibrate"] is True, cal
+q = cal["queue_calibration"]
+assert q["measurements"] == 4, q
+assert abs(q["min_ms"] - min(cals)) < 1e-12 and abs(q["max_ms"] - max(cals)) < 1e-12, (q, cals)
+PY
+# Uncalibrated runs say so.
+expect_in "$TMP/q/run_identity.json" '"queue_calibrate": false'
+# A tracer that loses a kernel fails the row, named; asked of the wrong
+# timer or of a backend without an empty kernel: a usage error up front.
+ZL_TEST_FAULT=trace:drop expect_rc 1 R good_copy --backend test --timer queue --queue-calibrate \
+  --out "$TMP/qcd"
+expect_in "$TMP/qcd/run.log" "queue calibration: the tracer saw"
+expect_rc 2 R good_copy --backend test --timer graph --queue-calibrate --out "$TMP/qcg"
+expect_in "$TMP/err" "--queue-calibrate calibrates the queue timer, and this run's timer is graph (give --timer queue)"
+expect_rc 2 "$ZLBENCH" run add --backend host --timer queue --queue-calibrate --dtypes float32 \
+  --out "$TMP/qch"
+expect_in "$TMP/err" "queue calibration: backend 'host' has no empty kernel to measure a launch with"
+
 # A backend that cannot hold a stream: each shape falls back to the direct
 # timer and says so; the plan says it first.
 expect_rc 0 "$ZLBENCH" plan add --backend host --timer queue

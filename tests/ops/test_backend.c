@@ -16,7 +16,13 @@
  * enqueue blocks until the hold is released, which only the queue timer's
  * watchdog can then do (N=0: the hold is never released by the normal
  * path). ZL_TEST_FAULT=hold:refused|fatal makes the hold fail. "testq" has
- * holds but no graphs: `auto` picks the queue timer there. */
+ * holds but no graphs: `auto` picks the queue timer there.
+ *
+ * The queue timer's calibration: an empty kernel (launch_empty) that costs
+ * TEST_EMPTY_NS of CPU, and a tracer that sees only empty kernels, each as
+ * a TEST_EMPTY_KERNEL_NS span. ZLB_CAP_TRACE stays off: operator work is
+ * not traced, so `--timer trace` is still refused here.
+ * ZL_TEST_FAULT=trace:drop makes the tracer lose one span per trace. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +243,61 @@ static int t_elapsed(zlb_backend_t *b, zlb_event_t s, zlb_event_t e, double *ms,
   return 0;
 }
 
+#define TEST_EMPTY_NS 400ull
+#define TEST_EMPTY_KERNEL_NS 100ull
+#define TEST_MAX_SPANS 8192
+
+static struct {
+  int on, dropped;
+  size_t n;
+  zlb_trace_span_t sp[TEST_MAX_SPANS];
+} tracer;
+
+static int t_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  unsigned long long t0 = now_ns();
+  const char *f = getenv("ZL_TEST_FAULT");
+  (void)b;
+  (void)err;
+  zlb_test_stream_enqueue((struct test_stream *)s);
+  if (tracer.on && f && !strcmp(f, "trace:drop") && !tracer.dropped)
+    tracer.dropped = 1;
+  else if (tracer.on && tracer.n < TEST_MAX_SPANS) {
+    tracer.sp[tracer.n].start = t0;
+    tracer.sp[tracer.n].end = t0 + TEST_EMPTY_KERNEL_NS;
+    tracer.n++;
+  }
+  while (now_ns() < t0 + TEST_EMPTY_NS)
+    ;
+  return 0;
+}
+
+static int t_trace_begin(zlb_backend_t *b, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  tracer.on = 1;
+  tracer.dropped = 0;
+  tracer.n = 0;
+  return 0;
+}
+
+static int t_trace_now(zlb_backend_t *b, uint64_t *ns, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  *ns = now_ns();
+  return 0;
+}
+
+static int t_trace_end(zlb_backend_t *b, zlb_trace_span_t **sp, size_t *n, zlb_error_t *err) {
+  (void)b;
+  tracer.on = 0;
+  *n = 0;
+  if (!(*sp = malloc((tracer.n ? tracer.n : 1) * sizeof(**sp))))
+    return verr(err, ZLB_ENOMEM, 0, NULL, "test tracer: out of memory");
+  memcpy(*sp, tracer.sp, tracer.n * sizeof(**sp));
+  *n = tracer.n;
+  return 0;
+}
+
 static int t_alloc(zlb_backend_t *b, size_t n, void **p, zlb_error_t *err) {
   (void)b;
   *p = malloc(n ? n : 1);
@@ -431,6 +492,10 @@ static const zlb_backend_vtbl_t vtbl = {
     .dev_check = t_dev_check,
     .stream_hold = t_hold,
     .stream_release = t_release,
+    .trace_begin = t_trace_begin,
+    .trace_now = t_trace_now,
+    .trace_end = t_trace_end,
+    .launch_empty = t_launch_empty,
 };
 
 static const zlb_classify_entry_t classify[] = {

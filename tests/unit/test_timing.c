@@ -841,6 +841,208 @@ static void test_queue_batch_order(void **state) {
   lb.v->stream_destroy(&lb, s);
 }
 
+/* The calibrated queue timer against a device with a synthetic clock: a
+ * call takes QC_CALL ns of kernel, every launch QC_GAP ns in front of its
+ * kernel, an empty kernel QC_EMPTY ns, and a batch QC_FIXED ns more between
+ * its two events. Uncalibrated, a sample is CALL + GAP + FIXED / K; the
+ * calibration, from traced empty kernels, is GAP + FIXED / K; calibrated,
+ * a sample is CALL exactly. */
+#define QC_CALL 5000.0
+#define QC_GAP 800.0
+#define QC_EMPTY 1200.0
+#define QC_FIXED 1500.0
+static struct {
+  zlb_backend_t *inner;
+  double dev;             /* the synthetic device clock, ns */
+  int batch;              /* 1: held, no event yet; 2: start event recorded */
+  zlb_event_t ev[8];
+  double at[8];
+  int nev;
+  int tracing;
+  zlb_trace_span_t sp[4096];
+  size_t nsp;
+  int drop;               /* > 0: the tracer loses this many spans */
+  double empty_seen;      /* > 0: the tracer reports empty kernels this long (ns) */
+  long empties;
+} qc;
+
+static int qc_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err) {
+  (void)b;
+  qc.batch = 1;
+  return qc.inner->v->stream_hold(qc.inner, s, h, err);
+}
+
+static int qc_record(zlb_backend_t *b, zlb_event_t ev, zlb_stream_t s, zlb_error_t *err) {
+  int i;
+  (void)b;
+  (void)s;
+  (void)err;
+  if (qc.batch == 2)
+    qc.dev += QC_FIXED;
+  qc.batch = qc.batch == 1 ? 2 : 0;
+  for (i = 0; i < qc.nev && qc.ev[i] != ev; i++)
+    ;
+  if (i == qc.nev) {
+    assert_true(qc.nev < 8);
+    qc.ev[qc.nev++] = ev;
+  }
+  qc.at[i] = qc.dev;
+  return 0;
+}
+
+static double qc_at(zlb_event_t ev) {
+  for (int i = 0; i < qc.nev; i++)
+    if (qc.ev[i] == ev)
+      return qc.at[i];
+  fail_msg("%s", "elapsed time asked of an event never recorded");
+  return 0;
+}
+
+static int qc_elapsed(zlb_backend_t *b, zlb_event_t a, zlb_event_t z, double *ms,
+                      zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  *ms = (qc_at(z) - qc_at(a)) * 1e-6;
+  return 0;
+}
+
+static int qc_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  (void)ctx;
+  (void)s;
+  (void)err;
+  qc.dev += QC_GAP + QC_CALL;
+  return 0;
+}
+
+static int qc_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  (void)s;
+  (void)err;
+  qc.dev += QC_GAP;
+  qc.empties++;
+  if (qc.tracing && qc.drop > 0)
+    qc.drop--;
+  else if (qc.tracing && qc.nsp < 4096) {
+    qc.sp[qc.nsp].start = (uint64_t)qc.dev;
+    qc.sp[qc.nsp].end = (uint64_t)(qc.dev + (qc.empty_seen > 0 ? qc.empty_seen : QC_EMPTY));
+    qc.nsp++;
+  }
+  qc.dev += QC_EMPTY;
+  return 0;
+}
+
+static int qc_trace_begin(zlb_backend_t *b, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  qc.tracing = 1;
+  qc.nsp = 0;
+  return 0;
+}
+
+static int qc_trace_now(zlb_backend_t *b, uint64_t *ns, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  qc.dev += 1.0;
+  *ns = (uint64_t)qc.dev;
+  return 0;
+}
+
+static int qc_trace_end(zlb_backend_t *b, zlb_trace_span_t **sp, size_t *n, zlb_error_t *err) {
+  (void)b;
+  (void)err;
+  qc.tracing = 0;
+  *sp = malloc((qc.nsp ? qc.nsp : 1) * sizeof(**sp));
+  memcpy(*sp, qc.sp, qc.nsp * sizeof(**sp));
+  *n = qc.nsp;
+  return 0;
+}
+
+/* One queue measurement on the synthetic device; 0 or the timer's code. */
+static int qc_measure(zlb_backend_t *qb, zlb_stream_t s, int calibrate, zlb_measurement_t *m,
+                      zlb_error_t *e) {
+  zlb_launch_t l = {.call = qc_call};
+  zlb_timing_opts_t o = queue_opts();
+  zlb_graph_failure_t fail;
+  o.queue_calibrate = calibrate;
+  memset(m, 0, sizeof(*m));
+  qc.nev = 0;
+  qc.empties = 0;
+  return zlb_time_queue(qb, s, &l, &o, m, &fail, e);
+}
+
+static void test_queue_calibrate(void **state) {
+  zlb_backend_t *b = test_backend(), qb = *b;
+  zlb_backend_vtbl_t v = *b->v;
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_measurement_t m;
+  double k;
+  (void)state;
+  memset(&qc, 0, sizeof(qc));
+  qc.inner = b;
+  v.stream_hold = qc_hold;
+  v.event_record = qc_record;
+  v.event_elapsed = qc_elapsed;
+  v.launch_empty = qc_empty;
+  v.trace_begin = qc_trace_begin;
+  v.trace_now = qc_trace_now;
+  v.trace_end = qc_trace_end;
+  v.trace_available = NULL;
+  qb.v = &v;
+  assert_int_equal(qb.v->stream_create(&qb, &s, &e), 0);
+
+  /* Uncalibrated: the launch gap and the batch's fixed cost are in. */
+  if (qc_measure(&qb, s, 0, &m, &e))
+    fail_msg("queue timer: %s", e.msg);
+  k = (double)m.queue_launches;
+  assert_true(k > 1);
+  assert_true(fabs(m.value_ms * 1e6 - (QC_CALL + QC_GAP + QC_FIXED / k)) < 1e-3);
+  assert_int_equal(m.queue_calibrated, 0);
+  assert_int_equal(qc.empties, 0);
+  zlb_measurement_release(&m);
+
+  /* Calibrated: exactly the call's kernel time, and what was subtracted. */
+  if (qc_measure(&qb, s, 1, &m, &e))
+    fail_msg("calibrated queue timer: %s", e.msg);
+  k = (double)m.queue_launches;
+  assert_true(fabs(m.value_ms * 1e6 - QC_CALL) < 1e-3);
+  for (size_t i = 0; i < m.nsamples; i++)
+    assert_true(fabs(m.samples[i] * 1e6 - QC_CALL) < 1e-3);
+  assert_int_equal(m.queue_calibrated, 1);
+  assert_true(fabs(m.queue_calibration_ms * 1e6 - (QC_GAP + QC_FIXED / k)) < 1e-3);
+  /* One untraced launch, then 9 batches of K. */
+  assert_int_equal(qc.empties, 1 + 9 * (long)k);
+  zlb_measurement_release(&m);
+
+  /* A tracer that loses a kernel: the calibration cannot be trusted. */
+  qc.drop = 1;
+  assert_int_equal(qc_measure(&qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "the tracer saw");
+  zlb_measurement_release(&m);
+  qc.drop = 0;
+
+  /* Kernels the tracer says ran longer than their batch: an error, not a
+   * negative calibration. */
+  qc.empty_seen = QC_EMPTY + 2 * QC_GAP + QC_FIXED;
+  assert_int_equal(qc_measure(&qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "disagree");
+  zlb_measurement_release(&m);
+  qc.empty_seen = 0;
+
+  /* No empty kernel, no tracer: errors naming what is missing, before
+   * any call is made. */
+  v.launch_empty = NULL;
+  assert_int_equal(qc_measure(&qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "no empty kernel");
+  zlb_measurement_release(&m);
+  v.launch_empty = qc_empty;
+  v.trace_begin = NULL;
+  assert_int_equal(qc_measure(&qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "no kernel activity tracer");
+  zlb_measurement_release(&m);
+  qb.v->stream_destroy(&qb, s);
+}
+
 /* Where the stream cannot be held, each shape falls back to the direct
  * timer with a marker saying why: a backend without holds, a call that
  * waits for the device from the host, a hold the backend refuses. A fatal
@@ -1011,6 +1213,7 @@ int main(void) {
       cmocka_unit_test(test_queue_batch_order),
       cmocka_unit_test(test_queue_fallback),
       cmocka_unit_test(test_queue_watchdog),
+      cmocka_unit_test(test_queue_calibrate),
       cmocka_unit_test(test_fallback_state_machine),
       cmocka_unit_test(test_graph_success_and_repeat_marker),
       cmocka_unit_test(test_deny_skips_attempt),
