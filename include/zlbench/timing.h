@@ -102,7 +102,7 @@ typedef struct zlb_timing_opts {
 /** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
  * replay target 1 ms, at least 10 replays, 10000 samples; budget stop;
  * for the noise stop 0.5 %, 10 samples, 2 ms, 100 ms; 500 traced samples;
- * queue timer: at most 256 calls per batch, 1 ms batches, at least 10
+ * queue timer: at most 256 calls per batch, 10 ms batches, at least 10
  * batches, holds released by the watchdog after 200 ms. */
 void zlb_timing_opts_default(zlb_timing_opts_t *o);
 

@@ -283,7 +283,7 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "the batch is discarded (default 200)"),
         PASS(CALLBACK, "--queue-batch-ms", "MS", &o->timing.queue_batch_ms, opt_positive_ms,
              "queue timer: queue enough calls per batch for MS (K = MS / estimate,\n"
-             "at most --queue-max-launches; default 1): a longer batch spreads its\n"
+             "at most --queue-max-launches; default 10): a longer batch spreads its\n"
              "hold, release and event pair over more calls"),
         PASS(FLAG, "--queue-calibrate", NULL, &o->timing.queue_calibrate, NULL,
              "queue timer: subtract what a launch costs the device, measured per\n"

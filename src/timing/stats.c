@@ -197,10 +197,9 @@ void zlb_timing_opts_default(zlb_timing_opts_t *o) {
   o->timeout_ms = 100.0;
   o->trace_max_samples = 500;
   o->queue_max_launches = 256;
-  o->queue_batch_ms = 1.0;
+  o->queue_batch_ms = 10.0;
   o->queue_min_batches = 10;
   o->queue_timeout_ms = 200.0;
-  o->queue_calibrate = 0;
 }
 
 void zlb_measurement_release(zlb_measurement_t *m) {

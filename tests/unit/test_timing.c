@@ -557,9 +557,11 @@ static void test_graph_budget_in_time(void **state) {
   b->v->stream_destroy(b, s);
 }
 
-/* The trace timer needs the backend's activity tracer. */
+/* The trace timer needs the backend's activity tracer (the test backend's
+ * sees only its empty kernel: here it has none). */
 static void test_trace_needs_tracer(void **state) {
-  zlb_backend_t *b = test_backend();
+  zlb_backend_t *b = test_backend(), nb = *b;
+  zlb_backend_vtbl_t v = *b->v;
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
   struct fake f = {0, 0, 0, 0, 0, 1, 0};
@@ -567,12 +569,14 @@ static void test_trace_needs_tracer(void **state) {
   zlb_timing_opts_t o = quick_opts();
   zlb_measurement_t m;
   (void)state;
+  v.trace_begin = NULL;
+  nb.v = &v;
   memset(&m, 0, sizeof(m));
-  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
-  assert_int_equal(zlb_time_trace(b, s, &l, &o, NULL, &m, &e), ZLB_EUNSUPPORTED);
+  assert_int_equal(nb.v->stream_create(&nb, &s, &e), 0);
+  assert_int_equal(zlb_time_trace(&nb, s, &l, &o, NULL, &m, &e), ZLB_EUNSUPPORTED);
   assert_str_contains(e.msg, "has no kernel activity tracer");
   assert_int_equal(f.calls, 0);
-  b->v->stream_destroy(b, s);
+  nb.v->stream_destroy(&nb, s);
 }
 
 /* An emulated activity tracer: each call of traced_call "runs" kernels
