@@ -278,7 +278,10 @@ def test_bad_request_leaves_no_descriptor_behind(server):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.connect(env["ZL_FG_SERVER"])
         socket.send_fds(s, [frame[:4]], [w, w, w])
-        s.sendall(frame[4:])
+        try:
+            s.sendall(frame[4:])
+        except (BrokenPipeError, ConnectionResetError):
+            pass        # refused before the server read it all: as good
         os.close(w)
         ready, _, _ = select.select([r], [], [], 10)
         assert ready and os.read(r, 1) == b"", "the server kept the request's descriptors"
