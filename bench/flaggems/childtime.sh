@@ -10,8 +10,6 @@
 #   own        FlagGems' own kernel mode, one pytest process per operator
 #   spare      zlbench batch again, spares on (the default)
 #   nospare    zlbench batch again, ZL_FG_SPARE=0
-#   pyexit     zlbench batch again, ZL_FG_FAST_EXIT=0 (each child ends through
-#              Python's own exit instead of right after its results)
 # (a run named spare2, nospare2, ... repeats its kind), all at the core
 # level with DTYPES (default float16), one child at a time.
 # Writes $OUT/childtime.tsv (op, run, status, seconds, and the child's
@@ -92,7 +90,6 @@ for r in $RUNS; do
   case $r in
     cold* | spare*) batch "$r" ;;
     nospare*) batch "$r" ZL_FG_SPARE=0 ;;
-    pyexit*) batch "$r" ZL_FG_FAST_EXIT=0 ;;
     own) own ;;
     *) echo "childtime.sh: unknown run '$r'" >&2; exit 2 ;;
   esac

@@ -93,7 +93,6 @@ class _State:
         self.proc_start = _request_at() or _process_start()
         self.from_spare = os.environ.get("ZL_FG_SPARE_USED") == "1"
         self.marks = {}
-        self.exitstatus = None   # pytest's, from pytest_sessionfinish (ZL_FG_FAST_EXIT)
         self.measure_s = 0.0
         self.measures = 0
         self.mark("configure")
@@ -473,24 +472,3 @@ def pytest_sessionfinish(session, exitstatus):
     _state.mark("finish")
     _write_sidecar()
     _write_identity(True)
-    _state.exitstatus = int(exitstatus)
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config):
-    """ZL_FG_FAST_EXIT=1 (zlbench batch sets it; 0 turns it off): end the
-    process here, with pytest's own exit status, once the session is over
-    and everything is written (the sidecar and the identity at the
-    session's end, pytest's summary line before this hook). What is skipped
-    is Python's finalisation (torch's and Triton's modules, the caching
-    allocator freeing its blocks one by one) and CUDA's context teardown at
-    exit: the kernel releases the process's device memory when it ends."""
-    s = _state
-    if s is None or s.exitstatus is None or os.environ.get("ZL_FG_FAST_EXIT", "0") != "1":
-        return
-    for f in (sys.stdout, sys.stderr):
-        try:
-            f.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(s.exitstatus)

@@ -423,10 +423,6 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
 
   fg_env(b, env);
   zlb_strvec_pushf(env, "ZL_FG_OUT=%s", j->attempt_dir);
-  /* The child ends as soon as its results are written (pytest_plugin.py);
-   * ZL_FG_FAST_EXIT=0 in the batch's environment keeps Python's own exit. */
-  if (!getenv("ZL_FG_FAST_EXIT"))
-    zlb_strvec_push(env, "ZL_FG_FAST_EXIT=1");
   if (u->deny)
     zlb_strvec_pushf(env, "ZL_DENY_CAPTURE=%s", j->op);
   if (srv) {

@@ -153,35 +153,6 @@ def test_poisoned_ends_process_with_status_5(tmp_path):
     assert ident["caliber"]["deny_capture"] == ["poison"]
 
 
-def test_fast_exit_skips_finalisation_keeps_status(tmp_path):
-    """ZL_FG_FAST_EXIT=1 ends the process right after the session: no
-    atexit handler runs (Python's finalisation is skipped), and the exit
-    status, pytest's summary and the plugin's files are those of a normal
-    end. Without it, the atexit handler runs."""
-    probe = tmp_path / "probe"
-    probe.mkdir()
-    (probe / "zl_exit_probe.py").write_text(
-        "import atexit, os\n"
-        "atexit.register(lambda: open(os.environ['ZL_EXIT_PROBE'], 'w').write('ran'))\n")
-    for fast, args, want_rc, summary in (
-            ("1", ("benchmark/test_abs.py", "-m", "abs"), 0, "passed"),
-            ("1", ("benchmark/test_faults.py", "benchmark/test_abs.py", "-m", "fatal or abs",
-                   "--dtypes", "float16"), 1, "1 failed, 1 passed"),
-            ("0", ("benchmark/test_abs.py", "-m", "abs"), 0, "passed")):
-        d = tmp_path / f"run{fast}{want_rc}"
-        flag = d / "atexit-ran"
-        d.mkdir()
-        rc, text, err, out = suite(d, *args, "-p", "zl_exit_probe",
-                                   env={"PYTHONPATH": f"{PKG}{os.pathsep}{probe}",
-                                        "ZL_FG_FAST_EXIT": fast, "ZL_EXIT_PROBE": str(flag)})
-        assert rc == want_rc, (fast, rc, err)
-        assert summary in text, text[-500:]
-        assert flag.exists() == (fast == "0"), (fast, flag.exists())
-        ident = json.loads((out / "run_identity.json").read_text())
-        assert "finished" in ident
-        assert json.loads((out / "zlbench_rows.json").read_text())["tables"]
-
-
 def test_fatal_fails_that_test_only(tmp_path):
     rc, text, err, out = suite(tmp_path, "benchmark/test_faults.py", "benchmark/test_abs.py",
                                "-m", "fatal or abs", "--dtypes", "float16")
