@@ -36,6 +36,17 @@ all_rows_are() {
     { echo "$1: $2 is not '$3' in every row: $(printf '%s\n' "$vals" | sort | uniq -c | tr -s ' \n' ' ')" >&2; return 1; }
 }
 
+# no_timer_marker FILE: every row's Marker is '-' or only the device's
+# report of throttled clocks (a power cap during a long measurement is the
+# device's doing, not a fallback of the timer's).
+no_timer_marker() {
+  local vals bad
+  vals=$(table_col "$1" Marker) || return 2
+  [ -n "$vals" ] || { echo "$1: no rows" >&2; return 1; }
+  bad=$(printf '%s\n' "$vals" | grep -vxE -- '-|throttled\([a-z_,]+\)')
+  [ -z "$bad" ] || { echo "$1: rows carry a timer's marker: $bad" >&2; return 1; }
+}
+
 # no_row_is FILE LABEL VALUE: no row's LABEL column is VALUE, and there is
 # at least one row.
 no_row_is() {
