@@ -723,6 +723,7 @@ static int cuda_dev_check(zlb_backend_t *b, const zlb_dev_check_t *q,
   return 0;
 }
 
+#ifdef ZLB_HAVE_CHECK_FATBIN
 /* One block of one thread that does nothing (the queue timer's calibration). */
 static int cuda_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
   struct cuda_state *st = b->impl;
@@ -734,6 +735,7 @@ static int cuda_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err)
      api.launch(st->check_fn[CHECK_EMPTY], 1, 1, 1, 1, 1, 1, 0, (CUstream)s, NULL, NULL));
   return 0;
 }
+#endif
 
 static const zlb_backend_vtbl_t cuda_vtbl = {
     .open = cuda_open,
@@ -773,7 +775,9 @@ static const zlb_backend_vtbl_t cuda_vtbl = {
     .dev_check = cuda_dev_check,
     .stream_hold = cuda_stream_hold,
     .stream_release = cuda_stream_release,
-    .launch_empty = cuda_launch_empty,
+#ifdef ZLB_HAVE_CHECK_FATBIN
+    .launch_empty = cuda_launch_empty, /* none without the device-side module */
+#endif
 };
 
 static const char *const cuda_aliases[] = {"nvidia", "gpu", NULL};

@@ -55,13 +55,15 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
   } else if (zlb_backend_open(d, &b, &probe)) {
     b = NULL;
   }
-  if ((rc = zlb__resolve_timer(o, d, &t, err)))
+  if ((rc = zlb__resolve_timer(o, d, &t, err)) || (rc = zlb__resolve_calibration(o, d, t, err)))
     goto out;
   zlb_caps_format(d->caps, caps, sizeof(caps));
   backend_line(out, d, b, &probe);
   zlb_strbuf_addf(out, "capabilities: %s\n", caps);
   zlb_strbuf_addf(out, "visibility:   %s\n", d->visibility_env ? d->visibility_env : "-");
-  zlb_strbuf_addf(out, "timer:        %s (requested %s)\n", zlb_timer_name(t),
+  zlb_strbuf_addf(out, "timer:        %s (requested %s)\n",
+                  t == ZLB_TIMER_QUEUE && o->timing.queue_calibrate ? "queue-cal"
+                                                                     : zlb_timer_name(t),
                   zlb_timer_name(o->timer));
 
   if (o->op) {
@@ -116,7 +118,12 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
       zlb_strbuf_addstr(out, "     (this operator synchronises with the host: expect the "
                              "capture to be refused)\n");
   } else if (t == ZLB_TIMER_QUEUE) {
-    if (d->caps & ZLB_CAP_HOLD)
+    if (!(d->caps & ZLB_CAP_HOLD)) {
+      zlb_strbuf_addf(out,
+                      "  4. time each: backend '%s' cannot hold a stream -> direct timer, "
+                      "marked fallback(phase=hold,reason=UNSUPPORTED,repeat=%d)\n",
+                      d->name, o->timing.repeat);
+    } else {
       zlb_strbuf_addf(out,
                       "  4. time each with the queue timer: warm-up on the stream, then "
                       "batches of up to %d calls\n"
@@ -128,11 +135,12 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
                       "fallback(phase=hold,reason=...,repeat=%d)\n",
                       o->timing.queue_max_launches, o->timing.queue_min_batches,
                       o->timing.queue_timeout_ms, o->timing.repeat);
-    else
-      zlb_strbuf_addf(out,
-                      "  4. time each: backend '%s' cannot hold a stream -> direct timer, "
-                      "marked fallback(phase=hold,reason=UNSUPPORTED,repeat=%d)\n",
-                      d->name, o->timing.repeat);
+      if (o->timing.queue_calibrate)
+        zlb_strbuf_addstr(out, "     calibrated: 9 traced batches of K empty kernels give "
+                               "the launch cost per call ((batch time -\n"
+                               "     kernel time) / K), subtracted from every sample "
+                               "(timer queue-cal)\n");
+    }
     if (e && ((e->op->baseline.flags | e->op->candidate.flags) & ZLB_IMPL_NO_CAPTURE))
       zlb_strbuf_addstr(out, "     (this operator synchronises with the host: its calls "
                              "fall back, marked reason=HOST_SYNC)\n");

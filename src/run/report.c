@@ -104,7 +104,7 @@ void zlb__banner_end(zlb__run_t *r) {
 }
 
 /* Column layout. Labels are what parsers match (docs/formats.md). */
-#define HDR_FMT "%-8s %14s %15s %9s %10s %9s %7s  %-7s %8s %7s  %-14s %-12s  %s\n"
+#define HDR_FMT "%-8s %14s %15s %9s %10s %9s %7s  %-9s %8s %7s  %-14s %-12s  %s\n"
 
 void zlb__table_begin(zlb__run_t *r, zlb_dtype_t dt, const char *legend) {
   char hdr[512];
@@ -155,7 +155,7 @@ void zlb__table_row(zlb__run_t *r, const zlb__row_t *row) {
   num(p, sizeof(p), row->pct_peak, "%.1f");
   snprintf(n, sizeof(n), "%d", row->samples);
   num(z, sizeof(z), row->ok ? row->noise * 100.0 : NAN, "%.2f");
-  zlb__emit(r, "%s%-8s%s %14s %15s %9s %10s %9s %7s  %-7s %8s %7s  %-14s %s%-12s%s  %s\n",
+  zlb__emit(r, "%s%-8s%s %14s %15s %9s %10s %9s %7s  %-9s %8s %7s  %-14s %s%-12s%s  %s\n",
             zlb__sty(r, row->ok ? STY_OK : STY_FAIL), row->ok ? "SUCCESS" : "FAILED",
             zlb__sty(r, STY_NONE), b, c, s, g, t, p, row->timer[0] ? row->timer : "-",
             n, z, row->config[0] ? row->config : "-",

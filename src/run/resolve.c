@@ -64,12 +64,35 @@ out:
   return rc;
 }
 
+int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
+                             zlb_timer_kind_t t, zlb_error_t *err) {
+  const zlb_backend_vtbl_t *v = d->vtbl;
+  if (!o->timing.queue_calibrate)
+    return 0;
+  if (t != ZLB_TIMER_QUEUE)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--queue-calibrate calibrates the queue timer, and this run's timer "
+                         "is %s (give --timer queue)",
+                         zlb_timer_name(t));
+  if (!v || !v->launch_empty)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "queue calibration: backend '%s' has no empty kernel to measure a "
+                         "launch with",
+                         d->name);
+  if (!v->trace_begin || !v->trace_now || !v->trace_end)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "queue calibration: backend '%s' has no kernel activity tracer to "
+                         "tell an empty kernel's own time from its launch's",
+                         d->name);
+  return 0;
+}
+
 int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                        zlb_timer_kind_t *out, zlb_error_t *err) {
   *out = zlb_timer_resolve(o->timer, d->caps);
   /* The vtable, not an opened backend: the plan answers for a backend this
    * machine cannot open, as the run would on a machine that can. */
-  if (*out == ZLB_TIMER_TRACE && !(d->vtbl && d->vtbl->trace_begin))
+  if (*out == ZLB_TIMER_TRACE && !(d->vtbl && d->vtbl->trace_begin && (d->caps & ZLB_CAP_TRACE)))
     return zlb_error_set(err, ZLB_EINVAL,
                          "--timer trace needs a kernel activity tracer, and backend '%s' has "
                          "none (`zlbench devices` lists the backends with capability 'trace')",

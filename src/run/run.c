@@ -98,12 +98,10 @@ static int trace_ready(zlb_backend_t *b, zlb_error_t *err) {
  * backend must have what calibrating takes, before any case runs. */
 static int calibration_ready(zlb__run_t *r, zlb_error_t *err) {
   int rc;
-  if (r->timer != ZLB_TIMER_QUEUE)
-    return zlb_error_set(err, ZLB_EINVAL,
-                         "--queue-calibrate calibrates the queue timer, and this run's timer "
-                         "is %s (give --timer queue)",
-                         zlb_timer_name(r->timer));
-  /* Asked of a backend that cannot: a usage error, as --timer trace is. */
+  if ((rc = zlb__resolve_calibration(r->o, r->b->desc, r->timer, err)))
+    return rc;
+  /* The tracer may still not load here (roctracer): a usage error too, as
+   * for --timer trace. */
   rc = zlb_queue_calibration_ready(r->b, err);
   if (rc == ZLB_EUNSUPPORTED)
     rc = err->code = ZLB_EINVAL;
@@ -310,7 +308,7 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
     zlb_jw_key_string(&r.json, "operator", r.op->name);
     zlb_jw_key_string(&r.json, "family", r.op->family);
     zlb_jw_key_string(&r.json, "backend", r.b->desc->name);
-    zlb_jw_key_string(&r.json, "timer", zlb_timer_name(r.timer));
+    zlb_jw_key_string(&r.json, "timer", zlb__run_timer_name(&r));
     zlb_jw_key_double(&r.json, "setup_ms", r.setup_ms);
     zlb_jw_key_string(&r.json, "setup_error", r.setup_error[0] ? r.setup_error : NULL);
     zlb_jw_key_array(&r.json, "tables");

@@ -146,6 +146,11 @@ int zlb__resolve_deny(const zlb_run_opts_t *o, const char *op, int *deny, char *
  * an activity tracer is an error. */
 int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                        zlb_timer_kind_t *out, zlb_error_t *err);
+/* --queue-calibrate: the timer must be the queue timer and the backend's
+ * vtable must have an empty kernel and a tracer (a usage error if not);
+ * the plan asks it of a backend it may not be able to open. */
+int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
+                             zlb_timer_kind_t t, zlb_error_t *err);
 
 /* case.c: the host buffers */
 /** A host buffer of at least n bytes in a slot, kept for later cases. */

@@ -223,7 +223,7 @@ int zlb_queue_calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
  * batches by their start, as the trace timer attributes them to calls).
  */
 static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, watchdog_t *w, zlb_event_t ev[2],
-                     double *cal_ms, zlb_error_t *err) {
+                     double *cal_ms, int *fired, zlb_error_t *err) {
   zlb_launch_t el = {.call = empty_call, .ctx = b};
   double c[QUEUE_CAL_BATCHES], batch_ms[QUEUE_CAL_BATCHES];
   uint64_t after[QUEUE_CAL_BATCHES];
@@ -232,6 +232,7 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, watchdog_t *w, zl
   zlb_error_t e2 = ZLB_ERROR_INIT;
   int rc = 0, rc2, j = 0;
 
+  *fired = 0;
   /* One untraced launch first: the kernel's module loads, its code is
    * resident, before anything is timed. */
   if ((rc = empty_call(b, s, err)) || (rc = b->v->stream_sync(b, s, err)))
@@ -239,23 +240,17 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, watchdog_t *w, zl
   if ((rc = b->v->trace_begin(b, err)))
     return rc;
   for (; j < QUEUE_CAL_BATCHES; j++) {
-    int fired, hold_failed;
-    if ((rc = run_batch(b, s, &el, k, w, ev, &batch_ms[j], &fired, &hold_failed, err)))
-      break;
-    if (fired) {
-      rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
-                         "queue calibration: the watchdog released a batch of %ld empty "
-                         "kernels after %.0f ms",
-                         k, w->timeout_ms);
-      break;
-    }
-    if ((rc = b->v->trace_now(b, &after[j], err)))
+    int hold_failed;
+    if ((rc = run_batch(b, s, &el, k, w, ev, &batch_ms[j], fired, &hold_failed, err)) || *fired ||
+        (rc = b->v->trace_now(b, &after[j], err)))
       break;
   }
   rc2 = b->v->trace_end(b, &sp, &nsp, rc ? &e2 : err);
   if (!rc)
     rc = rc2;
-  if (rc)
+  /* A batch the watchdog released: K is too deep for this launch queue,
+   * as for the calls' own batches (the caller shrinks K and comes back). */
+  if (rc || *fired)
     goto out;
   for (j = 0; j < QUEUE_CAL_BATCHES; j++) {
     uint64_t lo = j ? after[j - 1] : 0, hi = after[j];
@@ -289,6 +284,33 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, watchdog_t *w, zl
 out:
   free(sp);
   return rc;
+}
+
+/* K after a batch the watchdog released: a queue too shallow for the batch
+ * needs a much smaller one. */
+static long shrink(long k) { return k / QUEUE_SHRINK > 1 ? k / QUEUE_SHRINK : 1; }
+
+static int hold_timeout(zlb_graph_failure_t *fail, int invalid, double timeout_ms, long k,
+                        zlb_error_t *err) {
+  return refuse(fail, "HOLD_TIMEOUT", err,
+                "the watchdog released %d holds after %.0f ms each (the last of %ld calls): "
+                "the calls block while the stream is held",
+                invalid, timeout_ms, k);
+}
+
+/* The calibration at *k; a calibration batch the watchdog released counts
+ * as a released batch of the measurement's (*invalid) and shrinks *k. */
+static int calibrate_at(zlb_backend_t *b, zlb_stream_t s, long *k, watchdog_t *w,
+                        zlb_event_t ev[2], double *cal_ms, int *invalid,
+                        zlb_graph_failure_t *fail, zlb_error_t *err) {
+  for (;;) {
+    int fired, rc = calibrate(b, s, *k, w, ev, cal_ms, &fired, err);
+    if (rc || !fired)
+      return rc;
+    if (++*invalid >= QUEUE_MAX_INVALID)
+      return hold_timeout(fail, *invalid, w->timeout_ms, *k, err);
+    *k = shrink(*k);
+  }
 }
 
 int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
@@ -365,7 +387,8 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     goto out;
   }
   dog = 1;
-  if (o->queue_calibrate && (rc = calibrate(b, s, k, &w, ev, &cal_ms, err)))
+  if (o->queue_calibrate &&
+      (rc = calibrate_at(b, s, &k, &w, ev, &cal_ms, &invalid, fail, err)))
     goto out;
 
   budget = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
@@ -398,19 +421,17 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       /* The batch's enqueues outlasted the timeout: most likely a launch
        * queue shallower than K calls. Discard it and try smaller batches. */
       if (++invalid >= QUEUE_MAX_INVALID) {
-        rc = refuse(fail, "HOLD_TIMEOUT", err,
-                    "the watchdog released %d holds after %.0f ms each (the last of %ld "
-                    "calls): the calls block while the stream is held",
-                    invalid, o->queue_timeout_ms, k);
+        rc = hold_timeout(fail, invalid, o->queue_timeout_ms, k, err);
         goto out;
       }
-      k = k / QUEUE_SHRINK > 1 ? k / QUEUE_SHRINK : 1;
+      k = shrink(k);
+      /* The fixed cost of a batch weighs more per call in a smaller one. */
+      if (o->queue_calibrate &&
+          (rc = calibrate_at(b, s, &k, &w, ev, &cal_ms, &invalid, fail, err)))
+        goto out;
       /* Samples from here are means of fewer calls (those before count
        * for less than they were: the stop errs on measuring more). */
       st.calls_per_sample = (double)k;
-      /* The fixed cost of a batch weighs more per call in a smaller one. */
-      if (o->queue_calibrate && (rc = calibrate(b, s, k, &w, ev, &cal_ms, err)))
-        goto out;
     }
   }
   if (o->stop == ZLB_STOP_NOISE)
@@ -424,18 +445,21 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
              "K reduced from %ld to %ld",
              invalid, o->queue_timeout_ms, k0, k);
   if (o->queue_calibrate) {
+    /* Checked before anything is reported: a failed row keeps no value. */
+    double v = smp.n ? zlb_stats_pick(smp.v, smp.n, o->return_mode) : 0.0;
+    if (!(v > 0.0)) {
+      rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "queue calibration: the call measured %.3f us per call, no more "
+                         "than an empty kernel's launch cost (%.3f us): nothing is left to "
+                         "report",
+                         (v + cal_ms) * 1e3, cal_ms * 1e3);
+      goto out;
+    }
     m->queue_calibrated = 1;
     m->queue_calibration_ms = cal_ms;
   }
   if ((rc = zlb__summarize(o, &smp, m, &m->value_ms, err)))
     goto out;
-  if (o->queue_calibrate && !(m->value_ms > 0.0)) {
-    rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
-                       "queue calibration: the call measured %.3f us per call, no more than "
-                       "an empty kernel's launch cost (%.3f us): nothing is left to report",
-                       (m->value_ms + cal_ms) * 1e3, cal_ms * 1e3);
-    goto out;
-  }
   m->ncalls = 1;
   m->call_values = zlb_xrealloc(m->call_values, sizeof(double));
   m->call_values[0] = m->value_ms;

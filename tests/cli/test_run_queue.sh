@@ -69,8 +69,9 @@ expect_rc 2 R good_copy --backend test --graph-replay-ms -1
 expect_in "$TMP/err" "invalid value '-1' for --graph-replay-ms: expected a positive number of milliseconds"
 
 # The calibrated queue timer: the test backend's empty kernel and tracer
-# measure what a launch costs; every row says queue-cal, carries what was
-# subtracted (less than its uncalibrated time), and the identity says how.
+# measure what a launch costs; every row says queue-cal and carries what
+# was subtracted, results.json's head says queue-cal, and the identity
+# says how.
 expect_rc 0 R good_copy --backend test --timer queue --queue-calibrate --out "$TMP/qc" \
   --json "$TMP/qc.json"
 expect_in "$TMP/qc/run.log" "timer=queue-cal"
@@ -88,6 +89,7 @@ for r in rows:
         assert 0 < c < 0.1, c          # the empty launch: 0.4 us of CPU, not more than 100 us
         assert m["ms"] > 0, m["ms"]
         cals.append(c)
+assert json.load(open(sys.argv[1]))["timer"] == "queue-cal"
 ident = json.load(open(sys.argv[2]))
 cal = ident["caliber"]
 assert cal["timer"] == "queue-cal" and cal["queue_calibrate"] is True, cal
@@ -102,6 +104,11 @@ expect_in "$TMP/q/run_identity.json" '"queue_calibrate": false'
 ZL_TEST_FAULT=trace:drop expect_rc 1 R good_copy --backend test --timer queue --queue-calibrate \
   --out "$TMP/qcd"
 expect_in "$TMP/qcd/run.log" "queue calibration: the tracer saw"
+expect_rc 0 "$ZLBENCH" plan queue_copy --lib "$TESTOPS" --backend testq --queue-calibrate
+expect_in "$TMP/out" "timer:        queue-cal (requested auto)"
+expect_in "$TMP/out" "calibrated: 9 traced batches of K empty kernels"
+expect_rc 2 "$ZLBENCH" plan --backend host --timer queue --queue-calibrate
+expect_in "$TMP/err" "queue calibration: backend 'host' has no empty kernel to measure a launch with"
 expect_rc 2 R good_copy --backend test --timer graph --queue-calibrate --out "$TMP/qcg"
 expect_in "$TMP/err" "--queue-calibrate calibrates the queue timer, and this run's timer is graph (give --timer queue)"
 expect_rc 2 "$ZLBENCH" run add --backend host --timer queue --queue-calibrate --dtypes float32 \
@@ -141,6 +148,31 @@ ZL_TEST_QUEUE_DEPTH=30 expect_rc 0 R good_copy --backend test --timer queue \
 all_rows_are "$TMP/shallow/run.log" Timer queue || fail "a shallow queue is not escaped"
 grep -qE "note: .*queue: [12] batch\(es\) released by the watchdog after 20 ms and discarded; K reduced from [0-9]+ to ([1-9]|[12][0-9])$" \
   "$TMP/shallow/run.log" || { cat "$TMP/shallow/run.log" >&2; fail "no note of the discarded batches"; }
+# Calibrated, the same: the calibration's own batches of K empty kernels
+# block first; K shrinks as for the calls' batches, and the rows are
+# calibrated at the K they were timed with (a 100 ms watchdog here: the
+# calibration holds the stream 9 more times, each a chance for a loaded
+# machine to deschedule the process past a shorter one). A queue that
+# never drains: the calibrated timer falls back as the plain one does.
+ZL_TEST_QUEUE_DEPTH=30 expect_rc 0 R good_copy --backend test --timer queue --queue-calibrate \
+  --queue-timeout-ms 100 --out "$TMP/shallowcal" --json "$TMP/shallowcal.json"
+all_rows_are "$TMP/shallowcal/run.log" Timer queue-cal || fail "a shallow queue is not escaped (calibrated)"
+grep -qE "note: .*queue: [12] batch\(es\) released by the watchdog after 100 ms and discarded; K reduced from [0-9]+ to ([1-9]|[12][0-9])$" \
+  "$TMP/shallowcal/run.log" || { cat "$TMP/shallowcal/run.log" >&2; fail "no note of the discarded calibration batches"; }
+python3 - "$TMP/shallowcal.json" <<'PY' || fail "calibrated rows of a shallow queue are not calibrated at a K that fits"
+import json, sys
+for t in json.load(open(sys.argv[1]))["tables"]:
+    for r in t["rows"]:
+        for side in ("baseline", "candidate"):
+            m = r[side]
+            assert m["timer"] == "queue-cal" and m["queue_calibration_ms"] > 0, m
+            assert m["queue_launches"] <= 30 and m["invalid_batches"] >= 1, m
+PY
+ZL_TEST_QUEUE_DEPTH=0 expect_rc 0 timeout 60 "$ZLBENCH" run good_copy --backend test \
+  --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 $QUICK --timer queue --queue-calibrate \
+  --queue-timeout-ms 20 --out "$TMP/stuckcal"
+all_rows_are "$TMP/stuckcal/run.log" Marker "fallback(phase=hold,reason=HOLD_TIMEOUT,repeat=1)" ||
+  fail "calibration holds released by the watchdog do not fall back"
 
 # auto: graph where the backend has graphs (CUDA, the test backend), the
 # queue timer where it can only hold a stream ("testq").

@@ -868,6 +868,8 @@ static struct {
   int drop;               /* > 0: the tracer loses this many spans */
   double empty_seen;      /* > 0: the tracer reports empty kernels this long (ns) */
   long empties;
+  long calls;             /* the call's launches */
+  double call_ns;         /* the call's kernel time (QC_CALL unless a case sets it) */
 } qc;
 
 static int qc_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err) {
@@ -914,7 +916,8 @@ static int qc_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
   (void)ctx;
   (void)s;
   (void)err;
-  qc.dev += QC_GAP + QC_CALL;
+  qc.dev += QC_GAP + qc.call_ns;
+  qc.calls++;
   return 0;
 }
 
@@ -971,6 +974,7 @@ static int qc_measure(zlb_backend_t *qb, zlb_stream_t s, int calibrate, zlb_meas
   memset(m, 0, sizeof(*m));
   qc.nev = 0;
   qc.empties = 0;
+  qc.calls = 0;
   return zlb_time_queue(qb, s, &l, &o, m, &fail, e);
 }
 
@@ -984,6 +988,7 @@ static void test_queue_calibrate(void **state) {
   (void)state;
   memset(&qc, 0, sizeof(qc));
   qc.inner = b;
+  qc.call_ns = QC_CALL;
   v.stream_hold = qc_hold;
   v.event_record = qc_record;
   v.event_elapsed = qc_elapsed;
@@ -1033,16 +1038,30 @@ static void test_queue_calibrate(void **state) {
   zlb_measurement_release(&m);
   qc.empty_seen = 0;
 
+  /* A call that costs the device less than an empty launch (the synthetic
+   * device allows it; rounding could make exactly as much read as a hair
+   * above): an error, and the measurement keeps no value, no samples, no
+   * calibration. */
+  qc.call_ns = -200.0;
+  assert_int_equal(qc_measure(&qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "nothing is left to report");
+  assert_int_equal(m.nsamples, 0);
+  assert_int_equal(m.queue_calibrated, 0);
+  zlb_measurement_release(&m);
+  qc.call_ns = QC_CALL;
+
   /* No empty kernel, no tracer: errors naming what is missing, before
    * any call is made. */
   v.launch_empty = NULL;
   assert_int_equal(qc_measure(&qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
   assert_str_contains(e.msg, "no empty kernel");
+  assert_int_equal(qc.calls, 0);
   zlb_measurement_release(&m);
   v.launch_empty = qc_empty;
   v.trace_begin = NULL;
   assert_int_equal(qc_measure(&qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
   assert_str_contains(e.msg, "no kernel activity tracer");
+  assert_int_equal(qc.calls, 0);
   zlb_measurement_release(&m);
   qb.v->stream_destroy(&qb, s);
 }
