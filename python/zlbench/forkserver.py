@@ -19,8 +19,10 @@ server forks in advance, which imports them and then waits for one request.
 The next request whose environment is the server's (every variable but
 zlbench's own ``ZL_*``, which nothing reads at import) goes to the spare
 once it has said that its imports are done, instead of a fresh fork, and a
-new spare starts; other requests (and those that come while the spare is
-still importing) get a fresh fork as before. The child of a spare has in
+new spare starts. A request that comes while the spare is still importing
+waits for it, as long as the spare is younger than SPARE_WAIT_S (a fresh
+fork would import everything again from the start); other requests, and
+those a spare does not become ready for, get a fresh fork as before. The child of a spare has in
 its environment what the imports set there, as a fresh child would. A
 spare that fails to start twice turns spares off. ``ZL_FG_SPARE=0`` turns
 them off.
@@ -239,6 +241,11 @@ def _run_child(mod, args, env, cwd, fds, close, session=True):
 SPARE_FAILURES_MAX = 2
 SPARE_READY = b"R"
 HAND_TIMEOUT_S = 5.0
+# A request waits for a spare still importing until the spare is this old:
+# flag_gems imports in 3-5 s on the H200, and a fresh fork would start that
+# import from nothing. A spare stuck in its imports costs a request at most
+# this, and none once it is older.
+SPARE_WAIT_S = 10.0
 
 
 def _import_env(env):
@@ -258,18 +265,28 @@ class _Spare:
             a.close()
             _spare_main(names, b, close)
         b.close()
-        self.pid, self.sock, self.is_ready = pid, a, False
+        self.pid, self.sock, self.is_ready, self.gone = pid, a, False, False
+        self.born = time.monotonic()
 
-    def ready(self):
+    def ready(self, wait=False):
         """Whether its imports are done (it says so with one byte): a spare
         still importing gets no request, since its death or an interrupt
-        would then be the operator's, with the message in the server's log."""
-        if not self.is_ready:
+        would then be the operator's, with the message in the server's log.
+        wait: wait for the byte until the spare is SPARE_WAIT_S old."""
+        until = self.born + SPARE_WAIT_S if wait else 0.0
+        while not self.is_ready and not self.gone:
+            # In slices: a server told to stop does not wait on.
+            t = min(0.05, max(0.0, until - time.monotonic()))
             try:
-                r, _, _ = select.select([self.sock], [], [], 0)
-                self.is_ready = bool(r) and self.sock.recv(1) == SPARE_READY
+                r, _, _ = select.select([self.sock], [], [], t)
+                if r:
+                    # The byte, or the end of a spare that died importing.
+                    self.is_ready = self.sock.recv(1) == SPARE_READY
+                    self.gone = not self.is_ready
             except OSError:
                 return False
+            if _stop or time.monotonic() >= until:
+                break
         return self.is_ready
 
     def hand(self, req, fds):
@@ -442,7 +459,7 @@ def serve(path, parent, spare_names=()):
                             mismatch_said.add(said)
                             _log(f"a fresh fork, not the spare: the request's environment "
                                  f"differs in {said}")
-                    elif spare.ready():
+                    elif spare.ready(wait=True):
                         env["ZL_FG_SPARE_USED"] = "1"
                         if spare.hand(req, fds):
                             pid = spare.pid

@@ -232,9 +232,10 @@ def test_spare_that_dies_is_replaced_then_turned_off(tmp_path):
 
 
 def test_spare_still_importing_gets_no_request(tmp_path):
-    """A request that comes while the spare imports gets a fresh fork: a
-    spare that then dies (here: at the end of its import) costs the
-    operator nothing, and the spare after it serves the next request."""
+    """A request that comes while the spare imports waits for it, and is
+    never handed to it before its imports are done: a spare that dies at
+    the end of its import costs the operator nothing (a fresh fork), and
+    the spare after it serves the next request."""
     (tmp_path / "mods").mkdir()
     (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
     (tmp_path / "mods" / "zlb_dies_late.py").write_text(
@@ -263,6 +264,53 @@ def test_spare_still_importing_gets_no_request(tmp_path):
             p.wait(10)
     text = (tmp_path / "server.log").read_text()
     assert "ended before its request (status 2304)" in text, text
+
+
+def _slow_spare_server(tmp_path, import_s, wait_s=None):
+    """A server whose spares import for import_s seconds; SPARE_WAIT_S
+    patched to wait_s when given."""
+    (tmp_path / "mods").mkdir(parents=True)
+    (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
+    (tmp_path / "mods" / "zlb_slow_spare.py").write_text(f"import time\ntime.sleep({import_s})\n")
+    sock = str(tmp_path / "s.sock")
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}")
+    env.pop("ZL_FG_SPARE", None)
+    code = ("import sys, zlbench.forkserver as f\n"
+            + (f"f.SPARE_WAIT_S = {wait_s}\n" if wait_s is not None else "")
+            + "sys.exit(f.main())\n")
+    log = open(tmp_path / "server.log", "w")
+    p = subprocess.Popen([sys.executable, "-c", code, "--socket", sock, "--preload", "json",
+                          "--spare", "zlb_slow_spare"], env=env, stderr=log)
+    log.close()
+    for _ in range(200):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid))
+    return p, env
+
+
+def test_request_waits_for_an_importing_spare(tmp_path):
+    """A request that comes while the spare is still importing is served
+    by that spare once it is ready, not by a fresh fork that would import
+    everything again; a spare older than SPARE_WAIT_S is not waited for."""
+    p, env = _slow_spare_server(tmp_path / "a", 1.0)
+    try:
+        t0 = time.monotonic()
+        r = run(env, "6", cwd=tmp_path)       # right away: the spare is importing
+        assert r.returncode == 6 and json.loads(r.stdout)["spare"] == "1", r.stderr
+        assert time.monotonic() - t0 < 5.0
+    finally:
+        p.terminate()
+        p.wait(10)
+    # No wait at all (SPARE_WAIT_S = 0): the same request gets a fresh fork.
+    p, env = _slow_spare_server(tmp_path / "b", 1.0, wait_s=0)
+    try:
+        r = run(env, "6", cwd=tmp_path)
+        assert r.returncode == 6 and json.loads(r.stdout)["spare"] is None, r.stderr
+    finally:
+        p.terminate()
+        p.wait(10)
 
 
 def test_bad_request_leaves_no_descriptor_behind(server):
