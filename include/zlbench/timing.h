@@ -271,10 +271,15 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
  * says so (queue_calibrated, queue_calibration_ms). What stays in a
  * calibrated value: the call's kernels and, for a call of several kernels,
  * the gaps between them. Errors, not fallbacks: no empty kernel or no
- * tracer (zlb_queue_calibration_ready), a batch the tracer does not see
- * whole, a calibration below zero, a calibrated value not above zero.
+ * tracer (zlb_queue_calibration_check), a tracer that cannot be used, a
+ * batch the tracer does not see whole, a calibration below zero, a
+ * calibrated value not above zero.
  */
-int zlb_queue_calibration_ready(zlb_backend_t *b, zlb_error_t *err);
+/** Whether a backend's vtable (NULL: none) has what the calibration takes:
+ * an empty kernel and a kernel tracer; else ZLB_EUNSUPPORTED saying which
+ * `backend` lacks. The run and the plan ask it before any case. */
+int zlb_queue_calibration_check(const zlb_backend_vtbl_t *v, const char *backend,
+                                zlb_error_t *err);
 
 /**
  * Time one implementation with the chosen timer and per-shape fallback:

@@ -73,14 +73,16 @@ static void library_build_id(const char *path, char *out, size_t len) {
   fclose(f);
 }
 
+const char *zlb__timer_label(zlb_timer_kind_t t, int calibrated) {
+  return t == ZLB_TIMER_QUEUE && calibrated ? "queue-cal" : zlb_timer_name(t);
+}
+
 const char *zlb__measured_timer_name(const zlb_measurement_t *m) {
-  return m->timer == ZLB_TIMER_QUEUE && m->queue_calibrated ? "queue-cal"
-                                                             : zlb_timer_name(m->timer);
+  return zlb__timer_label(m->timer, m->queue_calibrated);
 }
 
 const char *zlb__run_timer_name(const zlb__run_t *r) {
-  return r->timer == ZLB_TIMER_QUEUE && r->timing.queue_calibrate ? "queue-cal"
-                                                                    : zlb_timer_name(r->timer);
+  return zlb__timer_label(r->timer, r->timing.queue_calibrate);
 }
 
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {

@@ -62,9 +62,7 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
   zlb_strbuf_addf(out, "capabilities: %s\n", caps);
   zlb_strbuf_addf(out, "visibility:   %s\n", d->visibility_env ? d->visibility_env : "-");
   zlb_strbuf_addf(out, "timer:        %s (requested %s)\n",
-                  t == ZLB_TIMER_QUEUE && o->timing.queue_calibrate ? "queue-cal"
-                                                                     : zlb_timer_name(t),
-                  zlb_timer_name(o->timer));
+                  zlb__timer_label(t, o->timing.queue_calibrate), zlb_timer_name(o->timer));
 
   if (o->op) {
     zlb_error_t be = ZLB_ERROR_INIT;

@@ -66,7 +66,6 @@ out:
 
 int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                              zlb_timer_kind_t t, zlb_error_t *err) {
-  const zlb_backend_vtbl_t *v = d->vtbl;
   if (!o->timing.queue_calibrate)
     return 0;
   if (t != ZLB_TIMER_QUEUE)
@@ -74,16 +73,9 @@ int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *
                          "--queue-calibrate calibrates the queue timer, and this run's timer "
                          "is %s (give --timer queue)",
                          zlb_timer_name(t));
-  if (!v || !v->launch_empty)
-    return zlb_error_set(err, ZLB_EINVAL,
-                         "queue calibration: backend '%s' has no empty kernel to measure a "
-                         "launch with",
-                         d->name);
-  if (!v->trace_begin || !v->trace_now || !v->trace_end)
-    return zlb_error_set(err, ZLB_EINVAL,
-                         "queue calibration: backend '%s' has no kernel activity tracer to "
-                         "tell an empty kernel's own time from its launch's",
-                         d->name);
+  /* Asked of a backend that cannot: a usage error, as --timer trace is. */
+  if (zlb_queue_calibration_check(d->vtbl, d->name, err))
+    return err->code = ZLB_EINVAL;
   return 0;
 }
 

@@ -86,26 +86,12 @@ static void env_init(zlb__run_t *r) {
 /* The backend has a tracer, but it may not load here (roctracer missing,
  * or of a version whose records are not trusted): say so before any case
  * runs, as for a backend that is unavailable. */
-static int trace_ready(zlb_backend_t *b, zlb_error_t *err) {
+static int trace_ready(zlb_backend_t *b, const char *what, zlb_error_t *err) {
   zlb_error_t why = ZLB_ERROR_INIT;
   int rc;
   if (!b->v->trace_available || !(rc = b->v->trace_available(b, &why)))
     return 0;
-  return zlb_error_set(err, rc, "--timer trace: %s", why.msg);
-}
-
-/* --queue-calibrate: the queue timer must be the one that runs, and the
- * backend must have what calibrating takes, before any case runs. */
-static int calibration_ready(zlb__run_t *r, zlb_error_t *err) {
-  int rc;
-  if ((rc = zlb__resolve_calibration(r->o, r->b->desc, r->timer, err)))
-    return rc;
-  /* The tracer may still not load here (roctracer): a usage error too, as
-   * for --timer trace. */
-  rc = zlb_queue_calibration_ready(r->b, err);
-  if (rc == ZLB_EUNSUPPORTED)
-    rc = err->code = ZLB_EINVAL;
-  return rc;
+  return zlb_error_set(err, rc, "%s: %s", what, why.msg);
 }
 
 static int load_libraries(zlb__run_t *r, zlb_error_t *err) {
@@ -283,8 +269,11 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
   if (o->no_flush)
     r.timing.flush_bytes = 0;
   if ((rc = zlb__resolve_timer(o, r.b->desc, &r.timer, err)) ||
-      (r.timer == ZLB_TIMER_TRACE && (rc = trace_ready(r.b, err))) ||
-      (r.timing.queue_calibrate && (rc = calibration_ready(&r, err))))
+      (r.timer == ZLB_TIMER_TRACE && (rc = trace_ready(r.b, "--timer trace", err))) ||
+      /* --queue-calibrate: the queue timer runs, and the backend has what
+       * calibrating takes, before any case runs. */
+      (rc = zlb__resolve_calibration(o, r.b->desc, r.timer, err)) ||
+      (r.timing.queue_calibrate && (rc = trace_ready(r.b, "queue calibration", err))))
     goto out;
   if ((rc = open_outputs(&r, err)))
     goto out;

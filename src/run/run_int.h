@@ -208,7 +208,8 @@ void zlb__peaks_describe(const zlb__peaks_t *p, uint32_t dtypes, zlb_strbuf_t *o
 /* identity.c */
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err);
 /* A timer's name as reported: "queue-cal" for the calibrated queue timer
- * (a measurement's, or the run's), else zlb_timer_name's. */
+ * (a measurement's, or the run's, or the plan's), else zlb_timer_name's. */
+const char *zlb__timer_label(zlb_timer_kind_t t, int calibrated);
 const char *zlb__measured_timer_name(const zlb_measurement_t *m);
 const char *zlb__run_timer_name(const zlb__run_t *r);
 void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row);

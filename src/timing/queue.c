@@ -192,24 +192,29 @@ static int empty_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
   return b->v->launch_empty(b, s, err);
 }
 
-int zlb_queue_calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
-  if (!b->v->launch_empty)
+int zlb_queue_calibration_check(const zlb_backend_vtbl_t *v, const char *backend,
+                                zlb_error_t *err) {
+  if (!v || !v->launch_empty)
     return zlb_error_set(err, ZLB_EUNSUPPORTED,
                          "queue calibration: backend '%s' has no empty kernel to measure a "
                          "launch with",
-                         b->desc->name);
-  if (!b->v->trace_begin || !b->v->trace_now || !b->v->trace_end)
+                         backend);
+  if (!v->trace_begin || !v->trace_now || !v->trace_end)
     return zlb_error_set(err, ZLB_EUNSUPPORTED,
                          "queue calibration: backend '%s' has no kernel activity tracer to "
                          "tell an empty kernel's own time from its launch's",
-                         b->desc->name);
-  if (b->v->trace_available) {
-    zlb_error_t why = ZLB_ERROR_INIT;
-    int rc = b->v->trace_available(b, &why);
-    if (rc)
-      return zlb_error_set(err, rc, "queue calibration: %s", why.msg);
-  }
+                         backend);
   return 0;
+}
+
+/* The vtable's check, then whether its tracer can be used here. */
+static int calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
+  zlb_error_t why = ZLB_ERROR_INIT;
+  int rc;
+  if ((rc = zlb_queue_calibration_check(b->v, b->desc->name, err)) || !b->v->trace_available ||
+      !(rc = b->v->trace_available(b, &why)))
+    return rc;
+  return zlb_error_set(err, rc, "queue calibration: %s", why.msg);
 }
 
 /*
@@ -356,7 +361,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   }
   /* Calibrating needs an empty kernel and a tracer: an error (not a
    * fallback), since the caller asked for calibrated numbers. */
-  if (o->queue_calibrate && (rc = zlb_queue_calibration_ready(b, err)))
+  if (o->queue_calibrate && (rc = calibration_ready(b, err)))
     goto out;
 
   /* Warm-up and estimate as the graph timer's: no flush, since the calls

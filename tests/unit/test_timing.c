@@ -978,6 +978,16 @@ static int qc_measure(zlb_backend_t *qb, zlb_stream_t s, int calibrate, zlb_meas
   return zlb_time_queue(qb, s, &l, &o, m, &fail, e);
 }
 
+/* A calibrated measurement refused with `want` before any call is made. */
+static void qc_refused(zlb_backend_t *qb, zlb_stream_t s, const char *want) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_measurement_t m;
+  assert_int_equal(qc_measure(qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, want);
+  assert_int_equal(qc.calls, 0);
+  zlb_measurement_release(&m);
+}
+
 static void test_queue_calibrate(void **state) {
   zlb_backend_t *b = test_backend(), qb = *b;
   zlb_backend_vtbl_t v = *b->v;
@@ -1053,16 +1063,10 @@ static void test_queue_calibrate(void **state) {
   /* No empty kernel, no tracer: errors naming what is missing, before
    * any call is made. */
   v.launch_empty = NULL;
-  assert_int_equal(qc_measure(&qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
-  assert_str_contains(e.msg, "no empty kernel");
-  assert_int_equal(qc.calls, 0);
-  zlb_measurement_release(&m);
+  qc_refused(&qb, s, "no empty kernel");
   v.launch_empty = qc_empty;
   v.trace_begin = NULL;
-  assert_int_equal(qc_measure(&qb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
-  assert_str_contains(e.msg, "no kernel activity tracer");
-  assert_int_equal(qc.calls, 0);
-  zlb_measurement_release(&m);
+  qc_refused(&qb, s, "no kernel activity tracer");
   qb.v->stream_destroy(&qb, s);
 }
 
