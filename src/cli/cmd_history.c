@@ -480,6 +480,7 @@ static int reference(sqlite3 *db, const char *dbpath, const zlb_res_set_t *cur, 
                      zlb_res_set_t *ref, size_t *nruns, zlb_error_t *err) {
   sqlite3_stmt *q = NULL;
   zlb_strbuf_t dig = ZLB_STRBUF_INIT;
+  const char *dig_source = NULL; /* the results file `dig` is the digest of */
   int rc = 0;
   *nruns = 0;
   if (sqlite3_prepare_v2(db,
@@ -499,10 +500,8 @@ static int reference(sqlite3 *db, const char *dbpath, const zlb_res_set_t *cur, 
     const zlb_res_row_t *r = &cur->rows[i];
     zlb_res_row_t out;
     zlb_strbuf_t key = ZLB_STRBUF_INIT;
-    ident_t id;
     size_t found = 0;
     memset(&out, 0, sizeof(out));
-    ident_read(r->source, &id);
     caliber_key(&cur->cals[r->cal], &key);
     sqlite3_reset(q);
     bind_text(q, 1, r->op);
@@ -512,12 +511,18 @@ static int reference(sqlite3 *db, const char *dbpath, const zlb_res_set_t *cur, 
     bind_text(q, 5, r->impl[1]);
     bind_text(q, 6, key.buf);
     /* Not the run itself, when it was added already: by its digest (a
-     * start time alone matched another run of the second before). */
-    zlb_strbuf_reset(&dig);
-    if (run_digest(r->source, &id, &dig, err) != 0) {
-      zlb_strbuf_release(&key);
-      rc = err->code ? err->code : ZLB_EIO;
-      break;
+     * start time alone matched another run of the second before). One
+     * digest per results file, not per row: the file is read whole. */
+    if (!dig_source || strcmp(dig_source, r->source)) {
+      ident_t id;
+      ident_read(r->source, &id);
+      zlb_strbuf_reset(&dig);
+      if (run_digest(r->source, &id, &dig, err) != 0) {
+        zlb_strbuf_release(&key);
+        rc = err->code ? err->code : ZLB_EIO;
+        break;
+      }
+      dig_source = r->source;
     }
     bind_text(q, 7, dig.buf);
     sqlite3_bind_int64(q, 8, last);
