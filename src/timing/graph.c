@@ -130,6 +130,13 @@ static size_t budget_next(const zlb_timing_opts_t *o, const zlb__samples_t *s, l
   return left;
 }
 
+long zlb__graph_warm_calls(long n_warm, long est_calls, long k) {
+  long left = n_warm - est_calls - k;
+  /* Never none when the rule asked for a warm-up: one eager call after the
+   * estimate, as the direct timer's smallest warm-up. */
+  return left >= 1 ? left : (n_warm >= 1 ? 1 : 0);
+}
+
 int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_measurement_t *m,
                    zlb_graph_failure_t *fail, zlb_error_t *err) {
@@ -138,7 +145,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   zlb_graph_exec_t x = NULL;
   zlb_error_t cause = ZLB_ERROR_INIT;
   double est_ms = 0.0, t0 = zlb_now_s();
-  long k, n_warm, replays;
+  long k, n_warm, replays, est_calls = 0;
   int rc = 0, guarded = 0, own_graph = !l->capture;
 
   memset(fail, 0, sizeof(*fail));
@@ -150,15 +157,9 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   /* Explicit warm-up first: autotuning and JIT must be finished before
    * capture, or they land inside the graph (or break it). The estimate is
    * the direct timer's, without a flush: graph replays run L2-warm. */
-  if ((rc = zlb__estimate(b, caller, l, NULL, &est_ms, err)))
+  if ((rc = zlb__estimate_n(b, caller, l, NULL, &est_ms, &est_calls, err)))
     goto out;
   m->estimate_ms = est_ms;
-  /* The same warm-up count as the direct timer (the replay count is
-   * worked out below, per replay of K launches). */
-  zlb__counts(o, est_ms, GRAPH_MAX_REPLAYS, &n_warm, &replays);
-  for (long i = 0; i < n_warm; i++)
-    if ((rc = l->call(l->ctx, caller, err)))
-      goto out;
 
   /* K launches per graph: enough that one replay lasts graph_replay_ms
    * (launch and event overheads amortised), capped because huge graphs
@@ -169,6 +170,16 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   if (k > o->graph_max_launches)
     k = o->graph_max_launches;
   m->graph_launches = (int)k;
+
+  /* The direct timer's warm-up count, less the calls that warm up anyway:
+   * the estimate's and the K of the untimed upload replay. warmup_ms is
+   * then the device time the function has run before the first sample,
+   * as long as Triton's warm-up, not that plus the set-up's. */
+  zlb__counts(o, est_ms, GRAPH_MAX_REPLAYS, &n_warm, &replays);
+  n_warm = zlb__graph_warm_calls(n_warm, est_calls, k);
+  for (long i = 0; i < n_warm; i++)
+    if ((rc = l->call(l->ctx, caller, err)))
+      goto out;
 
   /* The side stream waits for everything already queued on the caller's
    * stream (FlagTree #1127: the upstream timer did not). */

@@ -557,6 +557,43 @@ static void test_graph_budget_in_time(void **state) {
   b->v->stream_destroy(b, s);
 }
 
+/* The graph timer's warm-up counts the calls that warm up anyway: the
+ * estimate's seven (priming, one, five) and the K of the untimed upload
+ * replay. Eager calls = those seven + max(1, n_warm - 7 - K), where n_warm
+ * is the direct timer's count; without the deduction they would be
+ * 7 + n_warm. */
+static void test_graph_warmup_counts_setup(void **state) {
+  static const double warmups[] = {3.0, 0.5};
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  (void)state;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  for (size_t i = 0; i < sizeof(warmups) / sizeof(warmups[0]); i++) {
+    struct fake f = {0, 0, 0, 0, 0, 100, 0};
+    zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
+    zlb_timing_opts_t o = quick_opts();
+    zlb_measurement_t m;
+    long n_warm, want, eager;
+    o.warmup_ms = warmups[i];
+    o.graph_replay_ms = 0.5;
+    time_graph(b, s, &l, &o, &m);
+    n_warm = (long)(o.warmup_ms / m.estimate_ms);
+    if (n_warm < 1)
+      n_warm = 1;
+    want = n_warm - 7 - m.graph_launches;
+    if (want < 1)
+      want = 1;
+    eager = f.calls - f.calls_while_guarded;
+    if (eager != 7 + want)
+      fail_msg("warm-up %.1f ms, estimate %.4f ms, K %d: %ld eager calls, want 7 + %ld",
+               o.warmup_ms, m.estimate_ms, m.graph_launches, eager, want);
+    assert_int_equal(f.calls_while_guarded, m.graph_launches);
+    zlb_measurement_release(&m);
+  }
+  b->v->stream_destroy(b, s);
+}
+
 /* The trace timer needs the backend's activity tracer (the test backend's
  * sees only its empty kernel: here it has none). */
 static void test_trace_needs_tracer(void **state) {
@@ -1249,6 +1286,7 @@ int main(void) {
       cmocka_unit_test(test_zero_estimate),
       cmocka_unit_test(test_primed_and_long_estimate),
       cmocka_unit_test(test_graph_budget_in_time),
+      cmocka_unit_test(test_graph_warmup_counts_setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
