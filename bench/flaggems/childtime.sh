@@ -10,6 +10,11 @@
 #   own        FlagGems' own kernel mode, one pytest process per operator
 #   spare      zlbench batch again, spares on (the default)
 #   nospare    zlbench batch again, ZL_FG_SPARE=0
+#   base       zlbench batch again, ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 (each
+#              child's end before the next one starts; spares import only
+#              flag_gems)
+# OWN_S="abs=19.81 add=22.06 ..." gives FlagGems' own seconds measured
+# earlier instead of the own run (FlagGems' own mode does not change).
 # (a run named spare2, nospare2, ... repeats its kind), all at the core
 # level with DTYPES (default float16), one child at a time.
 # Writes $OUT/childtime.tsv (op, run, status, seconds, and the child's
@@ -36,9 +41,9 @@ export PYTHONPATH="$FG/src:$FG:$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 export ZL_LIB_DIR="$BUILD/lib/zlbench" GEMS_VENDOR=${GEMS_VENDOR:-nvidia}
 [ -x "$BUILD/bin/zlbench" ] || { echo "childtime.sh: no $BUILD/bin/zlbench; build first" >&2; exit 2; }
 TSV=$OUT/childtime.tsv
-printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasure_s\tfrom_spare\n' >"$TSV"
+printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasure_s\tfrom_spare\tclient_start_s\tquiet_wait_s\n' >"$TSV"
 
-timeline() {    # run_identity.json -> configure first_measure finish measure from_spare
+timeline() {    # run_identity.json -> configure first_measure finish measure from_spare client quiet
   "$PYTHON" - "$1" <<'EOF'
 import json, sys
 try:
@@ -46,7 +51,8 @@ try:
 except (OSError, ValueError):
     t = {}
 print("\t".join(str(t.get(k, "-")) for k in
-                ("configure_s", "first_measure_s", "finish_s", "measure_s", "from_spare")))
+                ("configure_s", "first_measure_s", "finish_s", "measure_s", "from_spare",
+                 "client_start_s", "quiet_wait_s")))
 EOF
 }
 
@@ -80,16 +86,22 @@ own() {
       "test_$op.py" -m "$op" --mode kernel --level core $dts) >"$OUT/own/$op.log" 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    printf '%s\town\t%s\t%s\t-\t-\t-\t-\t-\n' "$op" "rc=$rc" \
+    printf '%s\town\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\n' "$op" "rc=$rc" \
       "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" >>"$TSV"
   done
   echo "own: done"
 }
 
+if [ -n "${OWN_S:-}" ]; then
+  for kv in $OWN_S; do
+    printf '%s\town\tgiven\t%s\t-\t-\t-\t-\t-\t-\t-\n' "${kv%%=*}" "${kv#*=}" >>"$TSV"
+  done
+fi
 for r in $RUNS; do
   case $r in
     cold* | spare*) batch "$r" ;;
     nospare*) batch "$r" ZL_FG_SPARE=0 ;;
+    base*) batch "$r" ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 ;;
     own) own ;;
     *) echo "childtime.sh: unknown run '$r'" >&2; exit 2 ;;
   esac
@@ -107,8 +119,13 @@ def f(x):
         return float(x)
     except (TypeError, ValueError):
         return None
+if "own" not in runs and any(r["run"] == "own" for r in rows):
+    runs = ["own"] + runs
 print("seconds per operator (batch: the child's; own: FlagGems' pytest process)")
-print("%-9s" % "op" + "".join("%10s" % r for r in runs) + "  own/spare  own/nospare   spare: configure first end measure")
+cmp = [r for r in runs if r != "own" and not r.startswith("cold")]
+print("%-9s" % "op" + "".join("%10s" % r for r in runs)
+      + "".join("%11s" % ("own/" + r) for r in cmp)
+      + "   spare: client configure first end measure quiet_wait tail")
 tot = {r: 0.0 for r in runs}
 for op in ops:
     line = "%-9s" % op
@@ -117,14 +134,19 @@ for op in ops:
         line += "%10s" % ("-" if v is None else "%.2f" % v)
         tot[r] += v or 0.0
     o = f(sec.get((op, "own"), {}).get("seconds"))
-    for r in ("spare", "nospare"):
+    for r in cmp:
         b = f(sec.get((op, r), {}).get("seconds"))
-        line += "%10s " % ("%.1fx" % (o / b) if o and b else "-")
+        line += "%11s" % ("%.1fx" % (o / b) if o and b else "-")
     s = sec.get((op, "spare"), {})
-    line += "   %s %s %s %s" % (s.get("configure_s"), s.get("first_measure_s"),
-                                s.get("finish_s"), s.get("measure_s"))
+    sv, cl, fi = f(s.get("seconds")), f(s.get("client_start_s")), f(s.get("finish_s"))
+    tail = "%.2f" % (sv - cl - fi) if None not in (sv, cl, fi) else "-"
+    line += "   %s %s %s %s %s %s %s" % (s.get("client_start_s"), s.get("configure_s"),
+                                         s.get("first_measure_s"), s.get("finish_s"),
+                                         s.get("measure_s"), s.get("quiet_wait_s"), tail)
     print(line)
-print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs))
+print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs)
+      + "".join("%11s" % ("%.1fx" % (tot["own"] / tot[r]) if tot.get("own") and tot[r] else "-")
+                for r in cmp))
 EOF
 
 # The rows' values, run against run: median, 90th percentile and largest

@@ -124,6 +124,8 @@ void zlb_parallel_chunks(int64_t n, int64_t chunk, int max_threads,
 uint64_t zlb_now_ns(void);
 /** Seconds on CLOCK_MONOTONIC as a double. */
 double zlb_now_s(void);
+/** Wall-clock seconds since the epoch (for stamps another process compares). */
+double zlb_epoch_s(void);
 /** Wall-clock time formatted as ISO 8601 UTC ("2026-11-30T09:16:00Z"). */
 void zlb_iso8601_now(char *buf, size_t len);
 /** Local timestamp for folder names ("20261130-091600"). */

@@ -27,6 +27,30 @@ its environment what the imports set there, as a fresh child would. A
 spare that fails to start twice turns spares off. ``ZL_FG_SPARE=0`` turns
 them off.
 
+A child's end overlaps the next child's start. The forked process says
+"done" with its exit status on a pipe right before it calls ``_exit``, and
+the server answers the client at once, so the batch starts the next
+operator while the process is still ending (a FlagGems process takes about
+a second to end: the driver tears down its context). The next child's
+tests wait until that process is gone: every child the plugin times takes
+the device's *quiet lock* (``ZL_FG_QUIET_LOCK``, a file next to the
+socket) before its first test and holds it until its process is gone, and
+a child says "done" only when it holds that lock
+(``ZL_FG_QUIET_HELD=1``, set by the plugin). Only imports, collection and
+the fork overlap the end; no test does. ``ZL_FG_EARLY_DONE=0`` turns this
+off; a process that has said done and does not end within DRAIN_KILL_S is
+killed.
+
+Modules a child imported that its spare had not (the first call of FlagGems'
+``abs`` imports some 500 modules, sympy among them: 2.7 s of its 3.5 s on
+the H200) are *learned*: at its end the child appends their
+names to ``ZL_FG_LEARN`` (a file next to the socket), and the spares
+forked after that import them too, after their own modules. Only modules
+found on ``sys.path`` outside the child's working folder and the folders of
+the test files on its command line are learned (not the suite's own
+modules, not test modules or ``conftest``, not zlbench).
+``ZL_FG_LEARN=0`` turns this off.
+
 Isolation and safety rules:
 
 - a preload that initialises a GPU runtime (a forked child could not use
@@ -48,6 +72,7 @@ import argparse
 import ctypes
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -66,6 +91,13 @@ DEFAULT_PRELOAD = "torch,triton,pytest"
 # spare imports it, without a probe of the server's that would cost a
 # restart (torch imported twice) in every batch.
 DEFAULT_SPARE = "flag_gems"
+# A process that said done and has not ended this long after is killed.
+DRAIN_KILL_S = 30.0
+# Learned module names kept (the file), and a spare's seconds for them.
+LEARN_MAX_NAMES = 8000
+LEARN_MAX_BYTES = 1 << 20
+LEARN_IMPORT_S = 20.0
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 def send_msg(sock, obj, fds=None):
@@ -182,15 +214,131 @@ def _check_request(req, fds):
     return mod, args, env, cwd
 
 
+# ---- learned imports --------------------------------------------------------------
+
+def _under(path, root):
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def suite_dirs(args, cwd):
+    """The folders of the test files named in a pytest command line
+    (``path/test_x.py`` or ``path/test_x.py::node``), relative to `cwd`."""
+    out = []
+    for a in args:
+        if not isinstance(a, str) or a.startswith("-"):
+            continue
+        f = os.path.join(cwd, a.split("::", 1)[0])
+        if f.endswith(".py") and os.path.isfile(f):
+            out.append(os.path.dirname(os.path.abspath(f)))
+    return out
+
+
+def learnable(before, cwd, exclude=()):
+    """Names of the modules imported since `before` (the names present at
+    the fork) that another process could import by name: found under an
+    entry of sys.path other than `cwd`, outside `cwd` and the `exclude`
+    folders (the suite's own files), not a test module, conftest or
+    zlbench."""
+    cwd = os.path.abspath(cwd)
+    skip = [cwd] + [os.path.abspath(d) for d in exclude]
+    roots = []
+    for p in sys.path:
+        if p and os.path.isabs(p) and not _under(os.path.abspath(p), cwd):
+            roots.append(os.path.abspath(p))
+    out = []
+    for name, mod in list(sys.modules.items()):
+        if name in before or not isinstance(name, str) or not _NAME_RE.match(name):
+            continue
+        parts = name.split(".")
+        if parts[0] in ("zlbench", "__main__", "conftest") or \
+                any(q.startswith("test_") or q == "conftest" for q in parts):
+            continue
+        origin = getattr(getattr(mod, "__spec__", None), "origin", None)
+        if not isinstance(origin, str) or not os.path.isabs(origin):
+            continue        # built in, frozen, a namespace package, made at run time
+        origin = os.path.abspath(origin)
+        if any(_under(origin, d) for d in skip) or not any(_under(origin, r) for r in roots):
+            continue
+        out.append(name)
+    return out
+
+
+def _read_learned(path):
+    """The names in the learned file, in order (valid ones, capped)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(LEARN_MAX_BYTES)
+    except OSError:
+        return []
+    names = []
+    for line in data.decode("ascii", "replace").splitlines():
+        line = line.strip()
+        if _NAME_RE.match(line) and len(line) <= 200:
+            names.append(line)
+        if len(names) >= LEARN_MAX_NAMES:
+            break
+    return names
+
+
+def learn(path, names):
+    """Append the names the file does not have yet (under a lock: children
+    on other devices may share it). Errors are said on stderr, not raised:
+    learning only makes the next children faster."""
+    import fcntl
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        _log(f"cannot open {path}: {e}")
+        return 0
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        have = set(_read_learned(path))
+        new = [n for n in names if n not in have][:max(0, LEARN_MAX_NAMES - len(have))]
+        if new:
+            data = ("\n".join(new) + "\n").encode("ascii")
+            if os.write(fd, data) != len(data):
+                _log(f"{path}: short write")
+        return len(new)
+    except OSError as e:
+        _log(f"cannot write {path}: {e}")
+        return 0
+    finally:
+        os.close(fd)
+
+
+def import_learned(path, budget_s=LEARN_IMPORT_S):
+    """Import the learned names not imported yet, for at most budget_s;
+    (imported, failed). A name that fails is skipped: the child imports
+    what it needs itself."""
+    t0 = time.monotonic()
+    done = failed = 0
+    for name in _read_learned(path):
+        if name in sys.modules:
+            continue
+        if time.monotonic() - t0 > budget_s:
+            break
+        try:
+            __import__(name)
+            done += 1
+        except KeyboardInterrupt:
+            raise
+        except BaseException:  # noqa: BLE001 - SystemExit too: skipped, never fatal
+            failed += 1
+    return done, failed
+
+
 def _child_signals():
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
         signal.signal(s, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _run_child(mod, args, env, cwd, fds, close, session=True):
-    """In the forked process: become `python -m mod args` and never return."""
+def _run_child(mod, args, env, cwd, fds, close, session=True, done_fd=None):
+    """In the forked process: become `python -m mod args` and never return.
+    done_fd: where to say "done" and the exit status before the process
+    ends (only when it holds its device's quiet lock)."""
     rc = 1
+    before = set(sys.modules)
     try:
         if session:
             os.setsid()
@@ -233,7 +381,33 @@ def _run_child(mod, args, env, cwd, fds, close, session=True):
             sys.stderr.flush()
         except Exception:  # noqa: BLE001
             pass
+        _child_end(rc & 0xFF, before, cwd, args, done_fd)
         os._exit(rc & 0xFF)
+
+
+def _child_end(rc, before, cwd, args, done_fd):
+    """What the forked process does between its module's end and _exit:
+    learn its imports, then say done (if its device's quiet lock is held,
+    so that the next child's tests wait for this process to be gone)."""
+    try:
+        path = os.environ.get("ZL_FG_LEARN", "")
+        if path and os.path.isabs(path):
+            learn(path, learnable(before, cwd, suite_dirs(args, cwd)))
+    except Exception:  # noqa: BLE001 - never in the way of the exit status
+        pass
+    if done_fd is not None and os.environ.get("ZL_FG_QUIET_HELD") == "1":
+        try:
+            os.write(done_fd, b"D" + bytes([rc]))
+        except OSError:
+            pass
+    # Tests only: an end that takes this long after the word (a CUDA
+    # context's teardown).
+    try:
+        delay = float(os.environ.get("ZL_TEST_END_DELAY_S", "0"))
+    except ValueError:
+        delay = 0.0
+    if 0 < delay <= 60:
+        time.sleep(delay)
 
 
 # ---- the spare ---------------------------------------------------------------------
@@ -256,14 +430,14 @@ def _import_env(env):
 class _Spare:
     """A forked process that has imported `names` and waits for a request."""
 
-    def __init__(self, names, close):
+    def __init__(self, names, close, learn_path=""):
         a, b = socket.socketpair()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             a.close()
-            _spare_main(names, b, close)
+            _spare_main(names, b, close, learn_path)
         b.close()
         self.pid, self.sock, self.is_ready, self.gone = pid, a, False, False
         self.born = time.monotonic()
@@ -324,8 +498,9 @@ class _Spare:
             pass
 
 
-def _spare_main(names, sock, close):
-    """In the spare: import, wait for one request, run it; never return."""
+def _spare_main(names, sock, close, learn_path=""):
+    """In the spare: import (`names`, then what earlier children learned in
+    learn_path), wait for one request, run it; never return."""
     try:
         os.setsid()
         _child_signals()
@@ -350,13 +525,28 @@ def _spare_main(names, sock, close):
         # What the imports set in the environment (flag_gems:
         # FLAGGEMS_SOURCE_DIR) a fresh child would have after its own.
         added = {k: v for k, v in os.environ.items() if _ENV0.get(k) != v}
+        learned = ""
+        if learn_path:
+            t1 = time.monotonic()
+            n, bad = import_learned(learn_path)
+            if n or bad:
+                learned = f" ({n} learned modules in {time.monotonic() - t1:.2f} s" + \
+                    (f", {bad} failed)" if bad else ")")
+            # What they set is not the children's: a fresh child imports
+            # them later, after its environment is its own.
+            for k in [k for k in os.environ if k not in added and _ENV0.get(k) != os.environ[k]]:
+                if k in _ENV0:
+                    os.environ[k] = _ENV0[k]
+                else:
+                    del os.environ[k]
         sock.sendall(SPARE_READY)
-        _log(f"spare: ready after {time.monotonic() - t0:.2f} s")
+        _log(f"spare: ready after {time.monotonic() - t0:.2f} s{learned}")
         try:
-            req, fds = recv_msg(sock, 3)
+            req, fds = recv_msg(sock, 4)
         except EOFError:
             os._exit(0)         # the server went away or let the spare go
         sock.close()
+        done_fd = fds.pop() if len(fds) == 4 else None
         mod, args, env, cwd = _check_request(req, fds)
         env = dict(added, **env)
     except KeyboardInterrupt:
@@ -365,7 +555,7 @@ def _spare_main(names, sock, close):
         traceback.print_exc()
         sys.stderr.flush()
         os._exit(3)
-    _run_child(mod, args, env, cwd, fds, [], session=False)
+    _run_child(mod, args, env, cwd, fds, [], session=False, done_fd=done_fd)
 
 
 _START_CWD = os.getcwd()
@@ -375,6 +565,27 @@ _stop = False
 def _on_term(signum, frame):
     global _stop
     _stop = True
+
+
+def _killpg(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reaped(pid):
+    """The wait status of the forked process `pid` once it has ended, else
+    None; its process group dies with it, as a plain child's does when the
+    batch reaps it."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        done, status = pid, 1 << 8
+    if not done:
+        return None
+    _killpg(pid)
+    return status
 
 
 def serve(path, parent, spare_names=()):
@@ -391,17 +602,41 @@ def serve(path, parent, spare_names=()):
     signal.signal(signal.SIGTERM, _on_term)
     signal.signal(signal.SIGINT, _on_term)
     conns = {}          # socket -> pid (0 until forked)
-    served = from_spare = 0
+    dones = {}          # read end of a child's done pipe -> its client's socket
+    done_of = {}        # client's socket -> read end of its child's done pipe
+    draining = {}       # pid of a child that said done -> when
+    served = from_spare = early = 0
     spare, spare_failures = None, 0
     mismatch_said = set()
     import_env = _import_env(_ENV0)
+    quiet_path = f"{path}.quiet"
+    early_done = _ENV0.get("ZL_FG_EARLY_DONE", "1") != "0"
+    learn_path = f"{path}.modules" if _ENV0.get("ZL_FG_LEARN", "1") != "0" else ""
+    if learn_path:
+        try:
+            os.unlink(learn_path)   # learned by this server's children only
+        except FileNotFoundError:
+            pass
     if spare_names:
-        _log(f"spares import {', '.join(spare_names)} ahead of each child")
+        _log(f"spares import {', '.join(spare_names)} ahead of each child"
+             + (", then what earlier children imported" if learn_path else ""))
 
     def new_spare(extra=()):
         if spare_names and spare_failures < SPARE_FAILURES_MAX:
-            return _Spare(spare_names, [srv] + list(conns) + list(extra))
+            return _Spare(spare_names, [srv] + list(conns) + list(extra), learn_path)
         return None
+
+    def end_conn(conn, status):
+        try:
+            send_msg(conn, {"status": status})
+        except OSError:
+            pass
+        conn.close()
+        del conns[conn]
+        r = done_of.pop(conn, None)
+        if r is not None:
+            os.close(r)
+            del dones[r]
     spare = new_spare()
     _log(f"serving on {path}")
     while not _stop:
@@ -426,11 +661,29 @@ def serve(path, parent, spare_names=()):
         try:
             # A child's end is seen by polling: every 50 ms (at 0.2 s, a
             # short operator's 3 s lost 0.1 s on average to the wait).
-            ready, _, _ = select.select([srv] + list(conns), [], [], 0.05)
+            ready, _, _ = select.select([srv] + list(conns) + list(dones), [], [], 0.05)
         except InterruptedError:
             continue
         for s in ready:
-            if s is srv:
+            if isinstance(s, int):
+                # A child says done (its exit status) right before its
+                # _exit: its client ends now, the process is reaped later.
+                conn = dones.get(s)
+                try:
+                    data = os.read(s, 2)
+                except OSError:
+                    data = b""
+                if conn is None or conn not in conns:
+                    continue
+                if len(data) == 2 and data[:1] == b"D" and conns[conn]:
+                    draining[conns[conn]] = time.monotonic()
+                    early += 1
+                    end_conn(conn, data[1] << 8)
+                else:   # ended without a word: its exit says the rest
+                    os.close(s)
+                    del dones[s]
+                    del done_of[conn]
+            elif s is srv:
                 conn, _ = srv.accept()
                 conn.settimeout(10)
                 try:
@@ -449,6 +702,12 @@ def serve(path, parent, spare_names=()):
                     continue
                 pid = 0
                 env["ZL_FG_REQUEST_AT"] = f"{time.time():.3f}"
+                env["ZL_FG_QUIET_LOCK"] = quiet_path
+                if learn_path:
+                    env["ZL_FG_LEARN"] = learn_path
+                done_r = done_w = None
+                if early_done:
+                    done_r, done_w = os.pipe()
                 if spare is not None:
                     theirs = _import_env(env)
                     diff = sorted(k for k in set(import_env) | set(theirs)
@@ -461,7 +720,7 @@ def serve(path, parent, spare_names=()):
                                  f"differs in {said}")
                     elif spare.ready(wait=True):
                         env["ZL_FG_SPARE_USED"] = "1"
-                        if spare.hand(req, fds):
+                        if spare.hand(req, fds + ([done_w] if done_w is not None else [])):
                             pid = spare.pid
                             from_spare += 1
                         else:
@@ -473,10 +732,17 @@ def serve(path, parent, spare_names=()):
                     sys.stderr.flush()
                     pid = os.fork()
                     if pid == 0:
+                        if done_r is not None:
+                            os.close(done_r)
                         _run_child(mod, args, env, cwd, fds, [srv, conn] + list(conns)
-                                   + ([spare.sock] if spare is not None else []))
+                                   + ([spare.sock] if spare is not None else []),
+                                   done_fd=done_w)
                 for fd in fds:
                     os.close(fd)
+                if done_w is not None:
+                    os.close(done_w)
+                    dones[done_r] = conn
+                    done_of[conn] = done_r
                 if spare is None:
                     # After the request's descriptors are closed here: a
                     # spare must not hold the client's streams open.
@@ -501,38 +767,42 @@ def serve(path, parent, spare_names=()):
                     except ProcessLookupError:
                         pass
         for conn, pid in list(conns.items()):
-            try:
-                done, status = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done, status = pid, 1 << 8
-            if done:
-                # The forked process's group dies with it, as a plain
-                # child's does when the batch reaps it.
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                try:
-                    send_msg(conn, {"status": status})
-                except OSError:
-                    pass
-                conn.close()
-                del conns[conn]
+            status = _reaped(pid) if pid else None
+            if status is not None:
+                end_conn(conn, status)
+        for pid, since in list(draining.items()):
+            if _reaped(pid) is not None:
+                del draining[pid]
+            elif time.monotonic() - since > DRAIN_KILL_S:
+                _log(f"child {pid} said done {DRAIN_KILL_S:.0f} s ago and has not ended: "
+                     f"killing it")
+                _killpg(pid)
+                draining[pid] = float("inf")   # said once; reaped next time round
     if spare is not None:
         spare.kill()
-    for conn, pid in conns.items():
+    for conn, pid in list(conns.items()) + [(None, p) for p in draining]:
         try:
             os.killpg(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
-        conn.close()
+        if conn is not None:
+            conn.close()
+    for r in dones:
+        os.close(r)
     try:
         if os.stat(path).st_ino == ino:
             os.unlink(path)
     except FileNotFoundError:
         pass
-    _log(f"served {served} children ({from_spare} by a spare)")
+    for side in (quiet_path, learn_path):
+        try:
+            if side:
+                os.unlink(side)
+        except FileNotFoundError:
+            pass
+    _log(f"served {served} children ({from_spare} by a spare, {early} said done before "
+         f"their end)")
 
 
 def main(argv=None):

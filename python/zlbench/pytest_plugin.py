@@ -92,6 +92,12 @@ class _State:
         # earlier and imported ahead of it); any other from its start.
         self.proc_start = _request_at() or _process_start()
         self.from_spare = os.environ.get("ZL_FG_SPARE_USED") == "1"
+        # The batch's spawn of the client to the server's taking of the
+        # request (the client's own start), when both are known.
+        spawn = _epoch_env("ZL_SPAWN_AT")
+        req = _request_at()
+        self.client_start_s = round(req - spawn, 3) if spawn and req and req >= spawn else None
+        self.quiet = None        # {"wait_s", "held"} once the quiet lock was asked for
         self.marks = {}
         self.measure_s = 0.0
         self.measures = 0
@@ -110,6 +116,10 @@ class _State:
             out[f"{stage}_s"] = None if base is None else round(t - base, 3)
         out["measure_s"] = round(self.measure_s, 3)
         out["measures"] = self.measures
+        out["client_start_s"] = self.client_start_s
+        if self.quiet is not None:
+            out["quiet_wait_s"] = self.quiet["wait_s"]
+            out["quiet_held"] = self.quiet["held"]
         return out
 
     # ---- which operator runs now ------------------------------------------------
@@ -127,13 +137,74 @@ def _now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def _request_at():
-    """When the fork server took this child's request (epoch seconds), or None."""
+def _epoch_env(name):
+    """Epoch seconds from an environment variable, or None (unset, not a
+    number, or not in the past)."""
     try:
-        t = float(os.environ.get("ZL_FG_REQUEST_AT", ""))
+        t = float(os.environ.get(name, ""))
     except ValueError:
         return None
     return t if 0 < t <= time.time() + 1 else None
+
+
+def _request_at():
+    """When the fork server took this child's request (epoch seconds), or None."""
+    return _epoch_env("ZL_FG_REQUEST_AT")
+
+
+QUIET_WAIT_S = 60.0
+_quiet_fd = None
+
+
+def _quiet_acquire():
+    """Wait until no other child of this device's fork server is still
+    ending: take the quiet lock (ZL_FG_QUIET_LOCK) and hold it until this
+    process is gone. The previous child said "done" before its end (its
+    tests are over), and holds the lock until its process has ended; this
+    one's tests start after that. Only with one child per device (with
+    more, children share the device by choice). At most QUIET_WAIT_S:
+    then the tests start anyway and the identity says so."""
+    global _quiet_fd
+    path = os.environ.get("ZL_FG_QUIET_LOCK", "")
+    if not path or not os.path.isabs(path) or _children_per_device() != 1 or _quiet_fd:
+        return None
+    import fcntl
+    t0 = time.monotonic()
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        sys.stderr.write(f"zlbench: cannot open the quiet lock {path}: {e}\n")
+        return {"wait_s": 0.0, "held": False}
+    try:
+        # Far above the descriptors CUDA opens, so that the process's end
+        # closes it after them (descriptors close in order).
+        high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 900)
+        os.close(fd)
+        fd = high
+    except OSError:
+        pass
+    held = False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = True
+            break
+        except BlockingIOError:
+            pass
+        except OSError as e:
+            sys.stderr.write(f"zlbench: cannot take the quiet lock {path}: {e}\n")
+            break
+        if time.monotonic() - t0 > QUIET_WAIT_S:
+            sys.stderr.write(f"zlbench: the previous child still holds {path} after "
+                             f"{QUIET_WAIT_S:.0f} s; testing anyway\n")
+            break
+        time.sleep(0.005)
+    if held:
+        _quiet_fd = fd
+        os.environ["ZL_FG_QUIET_HELD"] = "1"
+    else:
+        os.close(fd)
+    return {"wait_s": round(time.monotonic() - t0, 3), "held": held}
 
 
 def _process_start():
@@ -446,6 +517,15 @@ def pytest_collection_modifyitems(session, config, items):
         base = getattr(mod, "base", None) if mod is not None else None
         if base is not None and getattr(base, "__name__", "") == _state.base_name:
             _hook(base)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    # Before the first test, after collection: the previous child's end
+    # overlaps this one's imports and collection, never its tests.
+    if _state is not None and not session.config.option.collectonly:
+        _state.quiet = _quiet_acquire()
+        _state.mark("quiet")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -15,6 +15,12 @@ uint64_t zlb_now_ns(void) {
 
 double zlb_now_s(void) { return (double)zlb_now_ns() * 1e-9; }
 
+double zlb_epoch_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 void zlb_iso8601_now(char *buf, size_t len) {
   struct timespec ts;
   struct tm tm;

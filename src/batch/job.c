@@ -150,6 +150,9 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   zlb_strvec_push(&env, "NO_COLOR=1");
   /* Children sharing a device say so in their identities (a caliber). */
   zlb_strvec_pushf(&env, "ZL_CHILDREN_PER_DEVICE=%d", b->per_device);
+  /* When the child was started, for its own account of where its seconds
+   * went (the plugin's timeline: the fork-server client's start). */
+  zlb_strvec_pushf(&env, "ZL_SPAWN_AT=%.3f", zlb_epoch_s());
   rc = zlb_spawn(argv.v, &env, want_stdout ? outpath.buf : NULL, errpath.buf, o->timeout_s,
                  &j->child, err);
   if (!rc) {

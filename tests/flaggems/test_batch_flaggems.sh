@@ -64,9 +64,20 @@ st() { csv_field "$OUT/ops_status.csv" "$1" "$2"; }
 # Every child but the first (which comes before the first spare is ready)
 # came from a spare (flag_gems, the spares' import, is not installed here:
 # each spare says so and the child goes on without it).
-sed -n 's/.*served \([0-9]*\) children (\([0-9]*\) by a spare).*/\1 \2/p' \
+sed -n 's/.*served \([0-9]*\) children (\([0-9]*\) by a spare[,)].*/\1 \2/p' \
   "$OUT/forkserver-0.log" | awk '{n = $1; m = $2} END {exit !(NR == 1 && m >= 1 && m >= n - 1)}' ||
   fail "children not from a spare: $(tail -3 "$OUT/forkserver-0.log")"
+# Each child the plugin timed held the device's quiet lock and said done
+# before its end (the next child started meanwhile, its tests after it).
+sed -n 's/.* \([0-9]*\) said done before their end.*/\1/p' "$OUT/forkserver-0.log" |
+  awk '{n = $1} END {exit !(NR == 1 && n >= 3)}' ||
+  fail "children did not say done before their end: $(tail -3 "$OUT/forkserver-0.log")"
+"$ZLB_PYTHON" - "$OUT/ops/add/run_identity.json" <<'EOF' || fail "add's timeline: no quiet lock held"
+import json, sys
+t = json.load(open(sys.argv[1]))["timeline"]
+sys.exit(not (t.get("quiet_held") is True and 0 <= t.get("quiet_wait_s", -1) < 60
+              and t.get("client_start_s") is not None and t["client_start_s"] >= 0))
+EOF
 [ "$(st abs status)" = ok ] || fail "abs: $(st abs status)"
 [ "$(st add status)" = ok ] || fail "add: $(st add status)"
 [ "$(st softmax status)" = ok ] || fail "softmax: $(st softmax status)"
@@ -224,6 +235,8 @@ grep -E '^\[ *[0-9]+/2\] device 0 ' "$TMP/out" | head -1 | grep -q ' abs ' ||
 [ "$(csv_field "$TMP/par/ops_status.csv" hang status)" = timeout ] || fail "par: hang"
 [ "$(csv_field "$TMP/par/ops_status.csv" abs status)" = ok ] || fail "par: abs"
 expect_in "$TMP/par/ops/abs/run_identity.json" '"children_per_device": 2'
+# Children that share a device by choice take no quiet lock.
+expect_not_in "$TMP/par/ops/abs/run_identity.json" '"quiet_held"'
 expect_in "$TMP/par/run_identity.json" '"jobs_per_device": 2'
 expect_rc 2 "$ZLBENCH" batch $FG --ops abs --jobs-per-device 0 --out "$TMP/par0"
 expect_in "$TMP/err" "--jobs-per-device"

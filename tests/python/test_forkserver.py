@@ -24,13 +24,28 @@ PROBE = '''
 import json, os, signal, sys, time
 a = sys.argv[1:]
 slow = sys.modules.get("zlb_slow")
+learned = sys.modules.get("zlb_learn_me")
 print(json.dumps({"argv": a, "cwd": os.getcwd(), "foo": os.environ.get("ZL_TEST_FOO"),
                   "own_group": os.getpgid(0) == os.getpid(), "pid": os.getpid(),
                   "spare": os.environ.get("ZL_FG_SPARE_USED"),
                   "request_at": float(os.environ.get("ZL_FG_REQUEST_AT", "0")),
                   "slow_at": slow.IMPORTED_AT if slow else None,
+                  "learned_at": learned.IMPORTED_AT if learned else None,
                   "set_by_import": os.environ.get("ZLB_SET_BY_IMPORT")}), flush=True)
 sys.stderr.write("probe stderr\\n")
+if a[:1] == ["quiet"]:
+    # What the pytest plugin does before its first test: wait for the
+    # device's quiet lock, hold it to the end, and say so.
+    import fcntl
+    fd = os.open(os.environ["ZL_FG_QUIET_LOCK"], os.O_RDWR | os.O_CREAT)
+    t = time.monotonic()
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.environ["ZL_FG_QUIET_HELD"] = "1"
+    print(json.dumps({"quiet_wait_s": time.monotonic() - t}), flush=True)
+    sys.exit(int(a[1]))
+if a[:1] == ["learn"]:
+    import zlb_learn_me, zlb_local
+    sys.exit(0)
 if a[:1] == ["die"]:
     # (SIGUSR1, not SIGSEGV: a sanitiser runtime turns SIGSEGV into exit 1.)
     os.kill(os.getpid(), signal.SIGUSR1)
@@ -91,7 +106,7 @@ def server(tmp_path, request):
     log.close()
     text = (tmp_path / "server.log").read_text()
     if request.param:   # the first request, at least, came when a spare was ready
-        m = re.search(r"served (\d+) children \((\d+) by a spare\)", text)
+        m = re.search(r"served (\d+) children \((\d+) by a spare", text)
         assert m and int(m.group(2)) >= 1, text
 
 
@@ -193,7 +208,7 @@ def test_spare_only_for_the_servers_environment(tmp_path):
         p.terminate()
         p.wait(10)
         log.close()
-    assert "served 3 children (2 by a spare)" in (tmp_path / "server.log").read_text()
+    assert "served 3 children (2 by a spare," in (tmp_path / "server.log").read_text()
 
     off = tmp_path / "off"
     off.mkdir()
@@ -337,3 +352,146 @@ def test_bad_request_leaves_no_descriptor_behind(server):
         s.close()
     assert p.poll() is None          # still serving
     assert run(env, "3", cwd=tmp).returncode == 3
+
+
+def run_to_files(env, *args, cwd):
+    """As run(), with the streams in files: the client's end is then its
+    exit, not the end of every process holding its pipes (a batch reads
+    its children's pipes without waiting for their end either)."""
+    n = len(list(cwd.glob("out-*")))
+    out, err = cwd / f"out-{n}", cwd / f"err-{n}"
+    with open(out, "w") as o, open(err, "w") as e:
+        c = subprocess.Popen([sys.executable, "-m", "zlbench.forkrun", "-m", "zlb_probe", *args],
+                             env=env, cwd=cwd, stdout=o, stderr=e)
+        rc = c.wait(60)
+    return subprocess.CompletedProcess(c.args, rc, out.read_text(), err.read_text())
+
+
+def test_early_done_only_with_the_quiet_lock(server):
+    """A child holding its device's quiet lock says done before its end:
+    the client ends with its exit status while the process is still ending
+    (ZL_TEST_END_DELAY_S stands for a CUDA context's teardown), and the next
+    child waits for the lock until that process is gone. Without the lock,
+    the client ends with the process."""
+    p, env, tmp = server
+    delayed = dict(env, ZL_TEST_END_DELAY_S="2")
+    t0 = time.monotonic()
+    r = run_to_files(delayed, "quiet", "7", cwd=tmp)
+    first = time.monotonic() - t0
+    assert r.returncode == 7, r.stderr
+    assert first < 1.8, f"the client waited {first:.2f} s: for the process's end"
+    r = run(env, "quiet", "0", cwd=tmp)
+    waited = [json.loads(x) for x in r.stdout.splitlines()][-1]["quiet_wait_s"]
+    assert r.returncode == 0 and waited > 0.5, (waited, r.stderr)
+    assert first + waited > 1.5        # the tests started after the end, not before
+    # No lock held: no early word, the client ends with the process.
+    t0 = time.monotonic()
+    r = run_to_files(delayed, "5", cwd=tmp)
+    assert r.returncode == 5 and time.monotonic() - t0 >= 1.9
+    p.terminate()
+    p.wait(10)
+    text = (tmp / "server.log").read_text()
+    assert re.search(r"said done before their end", text) and \
+        re.search(r"\b[12] said done before their end", text), text
+
+
+def test_early_done_off(tmp_path):
+    """ZL_FG_EARLY_DONE=0: the client ends with the process, lock or not."""
+    p, env, log = start_server(tmp_path, False, {"ZL_FG_EARLY_DONE": "0"})
+    try:
+        t0 = time.monotonic()
+        r = run_to_files(dict(env, ZL_TEST_END_DELAY_S="1.5"), "quiet", "4", cwd=tmp_path)
+        assert r.returncode == 4 and time.monotonic() - t0 >= 1.4, r.stderr
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+    assert "0 said done before their end" in (tmp_path / "server.log").read_text()
+
+
+def test_spares_import_what_children_imported(tmp_path):
+    """A child's imports found on sys.path outside its working folder are
+    learned (appended to the server's list); spares forked after that
+    import them before their request. The child's own folder's modules,
+    test modules and zlbench are not learned. ZL_FG_LEARN=0: nothing is."""
+    for base in (tmp_path, tmp_path / "off"):
+        (base / "mods").mkdir(parents=True)
+        (base / "mods" / "zlb_learn_me.py").write_text(
+            "import time\nIMPORTED_AT = time.time()\n")
+    (tmp_path / "wd").mkdir()
+    (tmp_path / "wd" / "zlb_local.py").write_text("X = 1\n")
+    p, env, log = start_server(tmp_path, True)
+    try:
+        learned = tmp_path / "s.sock.modules"
+        r = run(env, "learn", cwd=tmp_path / "wd")
+        assert r.returncode == 0, r.stderr
+        names = learned.read_text().split()
+        assert "zlb_learn_me" in names and "zlb_local" not in names, names
+        assert not any(n.startswith(("zlbench", "test_")) for n in names), names
+        # The spare that serves this request was forked at the last one,
+        # before the list had the name; the one after it imports it.
+        run(env, "0", cwd=tmp_path / "wd")
+        wait_for(tmp_path / "server.log", "spare: ready", 3)
+        r = run(env, "0", cwd=tmp_path / "wd")
+        out = json.loads(r.stdout)
+        assert out["spare"] == "1" and out["learned_at"] is not None, r.stdout
+        assert out["learned_at"] < out["request_at"]
+        assert learned.read_text().split().count("zlb_learn_me") == 1
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+    assert "learned modules" in (tmp_path / "server.log").read_text()
+    p, env, log = start_server(tmp_path / "off", True, {"ZL_FG_LEARN": "0"})
+    try:
+        assert run(env, "learn", cwd=tmp_path / "wd").returncode == 0
+        assert not (tmp_path / "off" / "s.sock.modules").exists()
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+
+
+def test_learnable_filters(tmp_path, monkeypatch):
+    """Only modules importable by name from sys.path outside the working
+    folder, with a file, not tests, conftest or zlbench."""
+    import types
+    site = tmp_path / "site"
+    wd = tmp_path / "wd"
+    site.mkdir()
+    wd.mkdir()
+
+    def mod(name, origin):
+        m = types.ModuleType(name)
+        m.__spec__ = types.SimpleNamespace(origin=origin)
+        return m
+    fake = {
+        "zlbt_ok": mod("zlbt_ok", str(site / "zlbt_ok.py")),
+        "zlbt_pkg.sub": mod("zlbt_pkg.sub", str(site / "zlbt_pkg" / "sub.py")),
+        "zlbt_suite": mod("zlbt_suite", str(wd / "zlbt_suite.py")),
+        "zlbt_elsewhere": mod("zlbt_elsewhere", "/nowhere/zlbt_elsewhere.py"),
+        "zlbt_builtin": mod("zlbt_builtin", "built-in"),
+        "test_zlbt": mod("test_zlbt", str(site / "test_zlbt.py")),
+        "zlbt.conftest": mod("zlbt.conftest", str(site / "zlbt" / "conftest.py")),
+        "zlbench.zlbt": mod("zlbench.zlbt", str(site / "zlbench" / "zlbt.py")),
+        "zlbt bad": mod("zlbt bad", str(site / "x.py")),
+    }
+    monkeypatch.setattr(sys, "path", [str(wd), str(site)] + sys.path)
+    for k, v in fake.items():
+        monkeypatch.setitem(sys.modules, k, v)
+    got = forkserver.learnable(set(sys.modules) - set(fake), str(wd))
+    assert sorted(got) == ["zlbt_ok", "zlbt_pkg.sub"], got
+    # The folders of the test files on the command line are the suite's:
+    # FlagGems' benchmark/ is on sys.path (through its root) but not learned.
+    (site / "zlbt_pkg").mkdir()
+    (site / "zlbt_pkg" / "test_x.py").write_text("")
+    dirs = forkserver.suite_dirs(["-q", "zlbt_pkg/test_x.py::t", "--rootdir", str(site),
+                                  "-m", "x", "nofile.py"], str(site))
+    assert dirs == [str(site / "zlbt_pkg")], dirs
+    got = forkserver.learnable(set(sys.modules) - set(fake), str(wd), dirs)
+    assert got == ["zlbt_ok"], got
+    # Capped and deduplicated in the file; names that are not names dropped.
+    f = tmp_path / "learned"
+    f.write_text("zlbt_ok\nnot a name\n")
+    assert forkserver.learn(str(f), ["zlbt_ok", "zlbt_pkg.sub"]) == 1
+    assert forkserver._read_learned(str(f)) == ["zlbt_ok", "zlbt_pkg.sub"]
