@@ -14,12 +14,12 @@ way (the exit status, or death by the same signal), so the batch classifies
 it exactly as a plain child. See docs/flaggems.md.
 
 Modules that cannot be preloaded (they initialise the GPU runtime at
-import: flag_gems) are imported ahead of time by a *spare*: a process the
-server forks in advance, which imports them and then waits for one request.
-The next request whose environment is the server's (every variable but
-zlbench's own ``ZL_*``, which nothing reads at import) goes to the spare
-once it has said that its imports are done, instead of a fresh fork, and a
-new spare starts. A request that comes while the spare is still importing
+import: flag_gems) are imported ahead of time by *spares*: processes the
+server forks in advance (two, ``ZL_FG_SPARES`` 1 to 4), each of which
+imports them and then waits for one request. The next request whose
+environment is the server's (every variable but zlbench's own ``ZL_*``,
+which nothing reads at import) goes to the oldest spare once it has said
+that its imports are done, instead of a fresh fork, and a new spare starts. A request that comes while the spare is still importing
 waits for it, as long as the spare is younger than SPARE_WAIT_S (a fresh
 fork would import everything again from the start); other requests, and
 those a spare does not become ready for, get a fresh fork as before. The child of a spare has in
@@ -43,9 +43,12 @@ killed.
 
 Modules a child imported that its spare had not (the first call of FlagGems'
 ``abs`` imports some 500 modules, sympy among them: 2.7 s of its 3.5 s on
-the H200) are *learned*: at its end the child appends their
-names to ``ZL_FG_LEARN`` (a file next to the socket), and the spares
-forked after that import them too, after their own modules. Only modules
+the H200) are *learned*: at its end the child appends their names to a
+file, and the spares forked after that import them too, after their own
+modules. The file is kept in the user's cache (``$XDG_CACHE_HOME`` or
+``~/.cache``, ``zlbench/forkserver/``, one per interpreter, module path and
+spare modules), so that the next batch's first spares import them too;
+``ZL_FG_LEARN=/a/file`` names another. Only modules
 found on ``sys.path`` outside the child's working folder and the folders of
 the test files on its command line are learned (not the suite's own
 modules, not test modules or ``conftest``, not zlbench).
@@ -588,6 +591,50 @@ def _reaped(pid):
     return status
 
 
+def _spare_count():
+    """Spares kept ready (ZL_FG_SPARES, 1 to 4, default 2): a spare takes
+    3 s of imports and more with learned modules, longer than a short
+    operator's child; with two, each has two children's time to get ready."""
+    try:
+        n = int(_ENV0.get("ZL_FG_SPARES", "2"))
+    except ValueError:
+        n = 2
+    return min(max(n, 1), 4)
+
+
+def _learn_file(path, spare_names):
+    """(file of learned module names or "", whether it is kept after the
+    server). ZL_FG_LEARN=0: none; ZL_FG_LEARN=/a/file: that file;
+    otherwise one per interpreter, module path and spare modules in the
+    user's cache ($XDG_CACHE_HOME or ~/.cache, zlbench/forkserver/), so
+    that a later batch over the same suite starts with what earlier ones
+    learned; a file next to the socket, removed at the end, when the cache
+    is not writable."""
+    v = _ENV0.get("ZL_FG_LEARN", "")
+    if v == "0":
+        return "", False
+    if v and os.path.isabs(v):
+        return v, True
+    import hashlib
+    key = hashlib.sha256(json.dumps([sys.executable, sys.path, list(spare_names)])
+                         .encode()).hexdigest()[:16]
+    base = _ENV0.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    d = os.path.join(base, "zlbench", "forkserver")
+    try:
+        os.makedirs(d, exist_ok=True)
+        f = os.path.join(d, f"{key}.modules")
+        with open(f, "a", encoding="ascii"):
+            pass
+        return f, True
+    except OSError:
+        tmp = f"{path}.modules"
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        return tmp, False
+
+
 def serve(path, parent, spare_names=()):
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -606,25 +653,23 @@ def serve(path, parent, spare_names=()):
     done_of = {}        # client's socket -> read end of its child's done pipe
     draining = {}       # pid of a child that said done -> when
     served = from_spare = early = 0
-    spare, spare_failures = None, 0
+    spares, spare_failures = [], 0      # the oldest first
     mismatch_said = set()
     import_env = _import_env(_ENV0)
     quiet_path = f"{path}.quiet"
     early_done = _ENV0.get("ZL_FG_EARLY_DONE", "1") != "0"
-    learn_path = f"{path}.modules" if _ENV0.get("ZL_FG_LEARN", "1") != "0" else ""
-    if learn_path:
-        try:
-            os.unlink(learn_path)   # learned by this server's children only
-        except FileNotFoundError:
-            pass
+    learn_path, learn_kept = _learn_file(path, spare_names)
+    n_spares = _spare_count()
     if spare_names:
-        _log(f"spares import {', '.join(spare_names)} ahead of each child"
-             + (", then what earlier children imported" if learn_path else ""))
+        _log(f"{n_spares} spare(s) import {', '.join(spare_names)} ahead of each child"
+             + (f", then what earlier children imported ({learn_path})" if learn_path else ""))
 
-    def new_spare(extra=()):
-        if spare_names and spare_failures < SPARE_FAILURES_MAX:
-            return _Spare(spare_names, [srv] + list(conns) + list(extra), learn_path)
-        return None
+    def refill(extra=()):
+        # Each spare closes the server's sockets and the other spares':
+        # a spare must see its own socket's end when the server goes.
+        while spare_names and spare_failures < SPARE_FAILURES_MAX and len(spares) < n_spares:
+            spares.append(_Spare(spare_names, [srv] + list(conns) + list(extra)
+                                 + [sp.sock for sp in spares], learn_path))
 
     def end_conn(conn, status):
         try:
@@ -637,18 +682,19 @@ def serve(path, parent, spare_names=()):
         if r is not None:
             os.close(r)
             del dones[r]
-    spare = new_spare()
+    refill()
     _log(f"serving on {path}")
     while not _stop:
-        if spare is not None:
-            st = spare.status()
+        for sp in list(spares):
+            st = sp.status()
             if st is not None:
                 spare_failures += 1
-                spare.sock.close()
-                _log(f"spare {spare.pid} ended before its request (status {st}); "
+                sp.sock.close()
+                spares.remove(sp)
+                _log(f"spare {sp.pid} ended before its request (status {st}); "
                      + ("starting another" if spare_failures < SPARE_FAILURES_MAX
                         else "spares off"))
-                spare = new_spare()
+                refill()
         if parent and os.getppid() != parent:
             _log("the batch is gone: stopping")
             break
@@ -708,7 +754,8 @@ def serve(path, parent, spare_names=()):
                 done_r = done_w = None
                 if early_done:
                     done_r, done_w = os.pipe()
-                if spare is not None:
+                if spares:
+                    spare = spares[0]
                     theirs = _import_env(env)
                     diff = sorted(k for k in set(import_env) | set(theirs)
                                   if import_env.get(k) != theirs.get(k))
@@ -726,7 +773,7 @@ def serve(path, parent, spare_names=()):
                         else:
                             del env["ZL_FG_SPARE_USED"]
                             spare.kill()
-                        spare = None
+                        spares.remove(spare)
                 if not pid:
                     sys.stdout.flush()
                     sys.stderr.flush()
@@ -735,18 +782,16 @@ def serve(path, parent, spare_names=()):
                         if done_r is not None:
                             os.close(done_r)
                         _run_child(mod, args, env, cwd, fds, [srv, conn] + list(conns)
-                                   + ([spare.sock] if spare is not None else []),
-                                   done_fd=done_w)
+                                   + [sp.sock for sp in spares], done_fd=done_w)
                 for fd in fds:
                     os.close(fd)
                 if done_w is not None:
                     os.close(done_w)
                     dones[done_r] = conn
                     done_of[conn] = done_r
-                if spare is None:
-                    # After the request's descriptors are closed here: a
-                    # spare must not hold the client's streams open.
-                    spare = new_spare([conn])
+                # After the request's descriptors are closed here: a spare
+                # must not hold the client's streams open.
+                refill([conn])
                 served += 1
                 try:
                     send_msg(conn, {"pid": pid})
@@ -778,8 +823,8 @@ def serve(path, parent, spare_names=()):
                      f"killing it")
                 _killpg(pid)
                 draining[pid] = float("inf")   # said once; reaped next time round
-    if spare is not None:
-        spare.kill()
+    for sp in spares:
+        sp.kill()
     for conn, pid in list(conns.items()) + [(None, p) for p in draining]:
         try:
             os.killpg(pid, signal.SIGKILL)
@@ -795,7 +840,7 @@ def serve(path, parent, spare_names=()):
             os.unlink(path)
     except FileNotFoundError:
         pass
-    for side in (quiet_path, learn_path):
+    for side in (quiet_path, "" if learn_kept else learn_path):
         try:
             if side:
                 os.unlink(side)

@@ -18,6 +18,9 @@ exec '$ZLB_PYTHON' "\$@"
 EOF
 chmod +x "$TMP/python"
 export ZL_PYTHON="$TMP/python"
+# The fork servers' learned modules go to the user's cache: this test's own.
+export XDG_CACHE_HOME="$TMP/cache"
+unset ZL_FG_LEARN ZL_FG_EARLY_DONE ZL_FG_SPARES
 FG="--provider flaggems --flaggems $MINI --backend host"
 FAST="--warmup-ms 1 --rep-ms 5 --level core"
 
@@ -72,6 +75,11 @@ sed -n 's/.*served \([0-9]*\) children (\([0-9]*\) by a spare[,)].*/\1 \2/p' \
 sed -n 's/.* \([0-9]*\) said done before their end.*/\1/p' "$OUT/forkserver-0.log" |
   awk '{n = $1} END {exit !(NR == 1 && n >= 3)}' ||
   fail "children did not say done before their end: $(tail -3 "$OUT/forkserver-0.log")"
+# What the children imported from outside the suite is kept for the next
+# batch (the stand-in triton is outside benchmark/; benchmark.base is not).
+learned=$(cat "$TMP"/cache/zlbench/forkserver/*.modules 2>/dev/null)
+echo "$learned" | grep -qx 'triton.testing' || fail "no learned modules: $learned"
+echo "$learned" | grep -q '^benchmark' && fail "the suite's own modules were learned: $learned"
 "$ZLB_PYTHON" - "$OUT/ops/add/run_identity.json" <<'EOF' || fail "add's timeline: no quiet lock held"
 import json, sys
 t = json.load(open(sys.argv[1]))["timeline"]

@@ -22,6 +22,7 @@ PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 PROBE = '''
 import json, os, signal, sys, time
+STARTED = time.time()
 a = sys.argv[1:]
 slow = sys.modules.get("zlb_slow")
 learned = sys.modules.get("zlb_learn_me")
@@ -31,6 +32,7 @@ print(json.dumps({"argv": a, "cwd": os.getcwd(), "foo": os.environ.get("ZL_TEST_
                   "request_at": float(os.environ.get("ZL_FG_REQUEST_AT", "0")),
                   "slow_at": slow.IMPORTED_AT if slow else None,
                   "learned_at": learned.IMPORTED_AT if learned else None,
+                  "started": STARTED,
                   "set_by_import": os.environ.get("ZLB_SET_BY_IMPORT")}), flush=True)
 sys.stderr.write("probe stderr\\n")
 if a[:1] == ["quiet"]:
@@ -80,8 +82,11 @@ def start_server(tmp_path, spare, env_extra=None):
     (tmp_path / "mods" / "zlb_slow.py").write_text(SLOW)
     (tmp_path / "mods" / "zlb_sets_env.py").write_text(SETS_ENV)
     sock = str(tmp_path / "s.sock")
-    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", **(env_extra or {}))
-    env.pop("ZL_FG_SPARE", None)
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
+               XDG_CACHE_HOME=str(tmp_path / "cache"), **(env_extra or {}))
+    for k in ("ZL_FG_SPARE", "ZL_FG_SPARES", "ZL_FG_LEARN", "ZL_FG_EARLY_DONE"):
+        if k not in (env_extra or {}):
+            env.pop(k, None)
     log = open(tmp_path / "server.log", "w")
     p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
                           "--preload", "json,zlb_sets_env,zlb_no_such_module"]
@@ -224,12 +229,14 @@ def test_spare_only_for_the_servers_environment(tmp_path):
 
 def test_spare_that_dies_is_replaced_then_turned_off(tmp_path):
     """A spare that ends before its request is replaced; after two, spares
-    are off and requests still get fresh forks."""
+    are off and requests still get fresh forks (one spare at a time here:
+    with two, both first spares die together)."""
     (tmp_path / "mods").mkdir()
     (tmp_path / "mods" / "zlb_exits.py").write_text("import os\nos._exit(9)\n")
     (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
     sock = str(tmp_path / "s.sock")
-    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}")
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", ZL_FG_SPARES="1",
+               XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("ZL_FG_SPARE", None)
     with open(tmp_path / "server.log", "w") as log:
         p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
@@ -422,29 +429,46 @@ def test_spares_import_what_children_imported(tmp_path):
     (tmp_path / "wd" / "zlb_local.py").write_text("X = 1\n")
     p, env, log = start_server(tmp_path, True)
     try:
-        learned = tmp_path / "s.sock.modules"
         r = run(env, "learn", cwd=tmp_path / "wd")
+        # Kept in the user's cache (XDG_CACHE_HOME), one file per
+        # interpreter, module path and spare modules.
+        files = list((tmp_path / "cache" / "zlbench" / "forkserver").glob("*.modules"))
+        assert len(files) == 1, files
+        learned = files[0]
         assert r.returncode == 0, r.stderr
         names = learned.read_text().split()
         assert "zlb_learn_me" in names and "zlb_local" not in names, names
         assert not any(n.startswith(("zlbench", "test_")) for n in names), names
-        # The spare that serves this request was forked at the last one,
-        # before the list had the name; the one after it imports it.
-        run(env, "0", cwd=tmp_path / "wd")
-        wait_for(tmp_path / "server.log", "spare: ready", 3)
-        r = run(env, "0", cwd=tmp_path / "wd")
-        out = json.loads(r.stdout)
-        assert out["spare"] == "1" and out["learned_at"] is not None, r.stdout
-        assert out["learned_at"] < out["request_at"]
+        # The spares forked before the list had the name do not import it
+        # (two are ready ahead); one forked after it does, before its request.
+        for _ in range(4):
+            out = json.loads(run(env, "0", cwd=tmp_path / "wd").stdout)
+            if out["learned_at"] is not None:
+                break
+        assert out["spare"] == "1" and out["learned_at"] is not None, out
+        assert out["learned_at"] < out["started"]       # by the spare, before the module ran
         assert learned.read_text().split().count("zlb_learn_me") == 1
     finally:
         p.terminate()
         p.wait(10)
         log.close()
     assert "learned modules" in (tmp_path / "server.log").read_text()
+    # The next server (the next batch) starts with what this one learned:
+    # its first spares import the module before any request.
+    p, env, log = start_server(tmp_path, True)
+    try:
+        out = json.loads(run(env, "0", cwd=tmp_path / "wd").stdout)
+        assert out["spare"] == "1" and out["learned_at"] is not None
+        assert out["learned_at"] < out["started"]
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+    assert learned.exists()
     p, env, log = start_server(tmp_path / "off", True, {"ZL_FG_LEARN": "0"})
     try:
         assert run(env, "learn", cwd=tmp_path / "wd").returncode == 0
+        assert not (tmp_path / "off" / "cache").exists()
         assert not (tmp_path / "off" / "s.sock.modules").exists()
     finally:
         p.terminate()
