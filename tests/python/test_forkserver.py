@@ -264,7 +264,9 @@ def test_spare_still_importing_gets_no_request(tmp_path):
         "import os, time\nif not os.path.exists(os.environ['ZLB_ONCE']):\n"
         "    open(os.environ['ZLB_ONCE'], 'w').close()\n    time.sleep(1.5)\n    os._exit(9)\n")
     sock = str(tmp_path / "s.sock")
-    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", ZLB_ONCE=str(tmp_path / "once"))
+    # One spare: the first dies late, the one after it serves.
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", ZLB_ONCE=str(tmp_path / "once"),
+               ZL_FG_SPARES="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("ZL_FG_SPARE", None)
     with open(tmp_path / "server.log", "w") as log:
         p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
@@ -295,7 +297,8 @@ def _slow_spare_server(tmp_path, import_s, wait_s=None):
     (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
     (tmp_path / "mods" / "zlb_slow_spare.py").write_text(f"import time\ntime.sleep({import_s})\n")
     sock = str(tmp_path / "s.sock")
-    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}")
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
+               XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("ZL_FG_SPARE", None)
     code = ("import sys, zlbench.forkserver as f\n"
             + (f"f.SPARE_WAIT_S = {wait_s}\n" if wait_s is not None else "")
