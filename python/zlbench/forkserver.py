@@ -44,11 +44,14 @@ killed.
 Modules a child imported that its spare had not (the first call of FlagGems'
 ``abs`` imports some 500 modules, sympy among them: 2.7 s of its 3.5 s on
 the H200) are *learned*: at its end the child appends their names to a
-file, and the spares forked after that import them too, after their own
-modules. The file is kept in the user's cache (``$XDG_CACHE_HOME`` or
-``~/.cache``, ``zlbench/forkserver/``, one per interpreter, module path and
-spare modules), so that the next batch's first spares import them too;
-``ZL_FG_LEARN=/a/file`` names another. Only modules
+file, and the spares forked after that import them too: once ready (their
+own modules in), while they wait, until their request comes (it waits at
+most for the one import under way; a spare that a learned import kills
+then fails that child, which the batch retries). The file is kept in the
+user's cache (``$XDG_CACHE_HOME`` or ``~/.cache``, ``zlbench/forkserver/``,
+one per interpreter, module path and spare modules), so that the next
+batch's first spares import them too; ``ZL_FG_LEARN=/a/file`` names
+another. Only modules
 found on ``sys.path`` outside the child's working folder and the folders of
 the test files on its command line are learned (not the suite's own
 modules, not test modules or ``conftest``, not zlbench).
@@ -309,15 +312,18 @@ def learn(path, names):
         os.close(fd)
 
 
-def import_learned(path, budget_s=LEARN_IMPORT_S):
-    """Import the learned names not imported yet, for at most budget_s;
-    (imported, failed). A name that fails is skipped: the child imports
-    what it needs itself."""
+def import_learned(path, budget_s=LEARN_IMPORT_S, stop=None):
+    """Import the learned names not imported yet, for at most budget_s and
+    until stop() says so (checked before each); (imported, failed,
+    stopped). A name that fails is skipped: the child imports what it
+    needs itself."""
     t0 = time.monotonic()
     done = failed = 0
     for name in _read_learned(path):
         if name in sys.modules:
             continue
+        if stop is not None and stop():
+            return done, failed, True
         if time.monotonic() - t0 > budget_s:
             break
         try:
@@ -327,7 +333,15 @@ def import_learned(path, budget_s=LEARN_IMPORT_S):
             raise
         except BaseException:  # noqa: BLE001 - SystemExit too: skipped, never fatal
             failed += 1
-    return done, failed
+    return done, failed, False
+
+
+def _readable(sock):
+    """Whether a request (or the server's end) is waiting on `sock`."""
+    try:
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def _child_signals():
@@ -528,13 +542,18 @@ def _spare_main(names, sock, close, learn_path=""):
         # What the imports set in the environment (flag_gems:
         # FLAGGEMS_SOURCE_DIR) a fresh child would have after its own.
         added = {k: v for k, v in os.environ.items() if _ENV0.get(k) != v}
-        learned = ""
+        sock.sendall(SPARE_READY)
+        _log(f"spare: ready after {time.monotonic() - t0:.2f} s")
         if learn_path:
+            # While it waits, and only until its request comes (a request
+            # waits at most for the one import under way): a spare is ready
+            # as soon as its own modules are in.
             t1 = time.monotonic()
-            n, bad = import_learned(learn_path)
-            if n or bad:
-                learned = f" ({n} learned modules in {time.monotonic() - t1:.2f} s" + \
-                    (f", {bad} failed)" if bad else ")")
+            n, bad, cut = import_learned(learn_path, stop=lambda: _readable(sock))
+            if n or bad or cut:
+                _log(f"spare: {n} learned modules in {time.monotonic() - t1:.2f} s"
+                     + (f", {bad} failed" if bad else "")
+                     + (", stopped by its request" if cut else ""))
             # What they set is not the children's: a fresh child imports
             # them later, after its environment is its own.
             for k in [k for k in os.environ if k not in added and _ENV0.get(k) != os.environ[k]]:
@@ -542,8 +561,6 @@ def _spare_main(names, sock, close, learn_path=""):
                     os.environ[k] = _ENV0[k]
                 else:
                     del os.environ[k]
-        sock.sendall(SPARE_READY)
-        _log(f"spare: ready after {time.monotonic() - t0:.2f} s{learned}")
         try:
             req, fds = recv_msg(sock, 4)
         except EOFError:

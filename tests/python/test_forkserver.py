@@ -522,3 +522,28 @@ def test_learnable_filters(tmp_path, monkeypatch):
     f.write_text("zlbt_ok\nnot a name\n")
     assert forkserver.learn(str(f), ["zlbt_ok", "zlbt_pkg.sub"]) == 1
     assert forkserver._read_learned(str(f)) == ["zlbt_ok", "zlbt_pkg.sub"]
+
+
+def test_learned_imports_stop_at_the_request(tmp_path):
+    """A spare is ready once its own modules are in; it imports learned
+    modules while it waits and stops at its request: the request waits for
+    the import under way only, and what was not imported yet is not."""
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "zlb_slow_learned.py").write_text("import time\ntime.sleep(1.5)\n")
+    (tmp_path / "mods" / "zlb_learn_me.py").write_text("import time\nIMPORTED_AT = time.time()\n")
+    learned = tmp_path / "learned"
+    learned.write_text("zlb_slow_learned\nzlb_learn_me\n")
+    p, env, log = start_server(tmp_path, True, {"ZL_FG_LEARN": str(learned), "ZL_FG_SPARES": "1"})
+    try:
+        t0 = time.monotonic()
+        out = json.loads(run(env, "0", cwd=tmp_path).stdout)
+        took = time.monotonic() - t0
+        assert out["spare"] == "1" and out["learned_at"] is None, out
+        assert took < 3.0, f"the request waited {took:.2f} s"
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+    text = (tmp_path / "server.log").read_text()
+    assert "stopped by its request" in text, text
+    assert learned.exists()     # a file named by ZL_FG_LEARN stays
