@@ -277,6 +277,9 @@ def _read_learned(path):
     except OSError:
         return []
     names = []
+    if not data.endswith(b"\n"):
+        # A name being written, or cut at the size limit: not a name yet.
+        data = data[:data.rfind(b"\n") + 1]
     for line in data.decode("ascii", "replace").splitlines():
         line = line.strip()
         if _NAME_RE.match(line) and len(line) <= 200:
@@ -297,7 +300,16 @@ def learn(path, names):
         _log(f"cannot open {path}: {e}")
         return 0
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + 2.0
+        while True:     # never long: learning only makes later children faster
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    _log(f"{path}: locked by another process for 2 s; not learning")
+                    return 0
+                time.sleep(0.01)
         have = set(_read_learned(path))
         new = [n for n in names if n not in have][:max(0, LEARN_MAX_NAMES - len(have))]
         if new:
@@ -356,15 +368,25 @@ def _run_child(mod, args, env, cwd, fds, close, session=True, done_fd=None):
     ends (only when it holds its device's quiet lock)."""
     rc = 1
     before = set(sys.modules)
+    me = os.getpid()
     try:
         if session:
             os.setsid()
         _child_signals()
         for f in close:
-            f.close()
+            if isinstance(f, int):
+                os.close(f)     # another child's done pipe
+            else:
+                f.close()
+        import fcntl
+        if done_fd is not None:
+            # Out of the way of the standard three (placed below) and of
+            # what the module starts.
+            if done_fd < 3:
+                done_fd = fcntl.fcntl(done_fd, fcntl.F_DUPFD_CLOEXEC, 3)
+            os.set_inheritable(done_fd, False)
         # Above the standard three first, so that no dup2 below overwrites
         # a descriptor still to be placed.
-        import fcntl
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 3) for fd in fds]
         for fd in fds:
             os.close(fd)
@@ -394,12 +416,25 @@ def _run_child(mod, args, env, cwd, fds, close, session=True, done_fd=None):
             rc = 1
     finally:
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except Exception:  # noqa: BLE001
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except Exception:  # noqa: BLE001
+                pass
+            # Only the forked process itself: a process its module forked
+            # that returns here (sys.exit) ends, and says nothing.
+            if os.getpid() == me:
+                signal.pthread_sigmask(signal.SIG_BLOCK, _FORWARDED_SIGNALS)
+                _child_end(rc & 0xFF, before, cwd, args, done_fd)
+        except BaseException:  # noqa: BLE001 - nothing may stop the _exit below
             pass
-        _child_end(rc & 0xFF, before, cwd, args, done_fd)
-        os._exit(rc & 0xFF)
+        finally:
+            os._exit(rc & 0xFF)
+
+
+# Signals a client forwards: blocked while a child ends (its word and its
+# learned imports), which then ends with its own exit status.
+_FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def _child_end(rc, before, cwd, args, done_fd):
@@ -522,7 +557,10 @@ def _spare_main(names, sock, close, learn_path=""):
         os.setsid()
         _child_signals()
         for f in close:
-            f.close()
+            if isinstance(f, int):
+                os.close(f)     # a child's done pipe
+            else:
+                f.close()
         # What a fresh fork's import would see: the batch's environment.
         os.environ.clear()
         os.environ.update(_ENV0)
@@ -633,15 +671,18 @@ def _learn_file(path, spare_names):
     if v and os.path.isabs(v):
         return v, True
     import hashlib
-    key = hashlib.sha256(json.dumps([sys.executable, sys.path, list(spare_names)])
-                         .encode()).hexdigest()[:16]
+    # Not the server's working folder (first on sys.path under -m), which
+    # differs between batches that see the same modules; the vendor, which
+    # selects flag_gems' backend modules.
+    paths = [p for p in sys.path if p and os.path.abspath(p) != _START_CWD]
+    key = hashlib.sha256(json.dumps([sys.executable, paths, list(spare_names),
+                                     _ENV0.get("GEMS_VENDOR", "")]).encode()).hexdigest()[:16]
     base = _ENV0.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     d = os.path.join(base, "zlbench", "forkserver")
     try:
         os.makedirs(d, exist_ok=True)
         f = os.path.join(d, f"{key}.modules")
-        with open(f, "a", encoding="ascii"):
-            pass
+        os.close(os.open(f, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600))
         return f, True
     except OSError:
         tmp = f"{path}.modules"
@@ -676,6 +717,7 @@ def serve(path, parent, spare_names=()):
     quiet_path = f"{path}.quiet"
     early_done = _ENV0.get("ZL_FG_EARLY_DONE", "1") != "0"
     learn_path, learn_kept = _learn_file(path, spare_names)
+    learn_file = learn_path     # learn_path is "" once learning is off
     n_spares = _spare_count()
     if spare_names:
         _log(f"{n_spares} spare(s) import {', '.join(spare_names)} ahead of each child"
@@ -686,7 +728,7 @@ def serve(path, parent, spare_names=()):
         # a spare must see its own socket's end when the server goes.
         while spare_names and spare_failures < SPARE_FAILURES_MAX and len(spares) < n_spares:
             spares.append(_Spare(spare_names, [srv] + list(conns) + list(extra)
-                                 + [sp.sock for sp in spares], learn_path))
+                                 + [sp.sock for sp in spares] + list(dones), learn_path))
 
     def end_conn(conn, status):
         try:
@@ -705,12 +747,26 @@ def serve(path, parent, spare_names=()):
         for sp in list(spares):
             st = sp.status()
             if st is not None:
-                spare_failures += 1
+                after_ready = sp.ready()
                 sp.sock.close()
                 spares.remove(sp)
-                _log(f"spare {sp.pid} ended before its request (status {st}); "
-                     + ("starting another" if spare_failures < SPARE_FAILURES_MAX
-                        else "spares off"))
+                if after_ready and learn_path:
+                    # It died in its learned imports: those are suspect, not
+                    # the spares. Off for this server, and the list cleared
+                    # for the next batches (it is learned again).
+                    _log(f"spare {sp.pid} ended in its learned imports (status {st}): "
+                         f"learned imports off, {learn_path} cleared")
+                    try:
+                        with open(learn_path, "w", encoding="ascii"):
+                            pass
+                    except OSError:
+                        pass
+                    learn_path = ""
+                else:
+                    spare_failures += 1
+                    _log(f"spare {sp.pid} ended before its request (status {st}); "
+                         + ("starting another" if spare_failures < SPARE_FAILURES_MAX
+                            else "spares off"))
                 refill()
         if parent and os.getppid() != parent:
             _log("the batch is gone: stopping")
@@ -766,6 +822,7 @@ def serve(path, parent, spare_names=()):
                 pid = 0
                 env["ZL_FG_REQUEST_AT"] = f"{time.time():.3f}"
                 env["ZL_FG_QUIET_LOCK"] = quiet_path
+                env.pop("ZL_FG_QUIET_HELD", None)   # this child's plugin says so, or none
                 if learn_path:
                     env["ZL_FG_LEARN"] = learn_path
                 done_r = done_w = None
@@ -799,7 +856,7 @@ def serve(path, parent, spare_names=()):
                         if done_r is not None:
                             os.close(done_r)
                         _run_child(mod, args, env, cwd, fds, [srv, conn] + list(conns)
-                                   + [sp.sock for sp in spares], done_fd=done_w)
+                                   + [sp.sock for sp in spares] + list(dones), done_fd=done_w)
                 for fd in fds:
                     os.close(fd)
                 if done_w is not None:
@@ -857,7 +914,7 @@ def serve(path, parent, spare_names=()):
             os.unlink(path)
     except FileNotFoundError:
         pass
-    for side in (quiet_path, "" if learn_kept else learn_path):
+    for side in (quiet_path, "" if learn_kept else learn_file):
         try:
             if side:
                 os.unlink(side)

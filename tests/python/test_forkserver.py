@@ -45,6 +45,18 @@ if a[:1] == ["quiet"]:
     os.environ["ZL_FG_QUIET_HELD"] = "1"
     print(json.dumps({"quiet_wait_s": time.monotonic() - t}), flush=True)
     sys.exit(int(a[1]))
+if a[:1] == ["forkexit"]:
+    # Holds the lock, as "quiet"; a process it forks ends through the
+    # module's own end (sys.exit), as a test's fork might: only this
+    # process may say done.
+    import fcntl
+    fd = os.open(os.environ["ZL_FG_QUIET_LOCK"], os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.environ["ZL_FG_QUIET_HELD"] = "1"
+    if os.fork() == 0:
+        sys.exit(42)
+    time.sleep(1.5)
+    sys.exit(3)
 if a[:1] == ["learn"]:
     import zlb_learn_me, zlb_local
     sys.exit(0)
@@ -547,3 +559,41 @@ def test_learned_imports_stop_at_the_request(tmp_path):
     text = (tmp_path / "server.log").read_text()
     assert "stopped by its request" in text, text
     assert learned.exists()     # a file named by ZL_FG_LEARN stays
+
+
+def test_only_the_forked_process_says_done(server):
+    """A process the child's module forks and that ends through the
+    module's end says nothing: the client ends with the child, with its
+    status."""
+    p, env, tmp = server
+    t0 = time.monotonic()
+    r = run_to_files(env, "forkexit", cwd=tmp)
+    assert r.returncode == 3, r.stderr
+    assert time.monotonic() - t0 >= 1.4
+
+
+def test_a_spare_killed_by_a_learned_import(tmp_path):
+    """A spare that dies in its learned imports (after it said ready) turns
+    learned imports off and clears the list; spares are not turned off."""
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "zlb_kills_spare.py").write_text("import os\nos._exit(9)\n")
+    learned = tmp_path / "learned"
+    learned.write_text("zlb_kills_spare\n")
+    p, env, log = start_server(tmp_path, True, {"ZL_FG_LEARN": str(learned), "ZL_FG_SPARES": "1"})
+    try:
+        wait_for(tmp_path / "server.log", "learned imports off")
+        wait_for(tmp_path / "server.log", "spare: ready", 2)
+        r = run(env, "5", cwd=tmp_path)
+        assert r.returncode == 5 and json.loads(r.stdout)["spare"] == "1", r.stderr
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+    assert learned.read_text() == ""
+    assert "spares off" not in (tmp_path / "server.log").read_text()
+
+
+def test_read_learned_skips_a_partial_name(tmp_path):
+    f = tmp_path / "learned"
+    f.write_text("zlbt_a\nzlbt_b\nzlbt_partia")
+    assert forkserver._read_learned(str(f)) == ["zlbt_a", "zlbt_b"]
