@@ -597,3 +597,60 @@ def test_read_learned_skips_a_partial_name(tmp_path):
     f = tmp_path / "learned"
     f.write_text("zlbt_a\nzlbt_b\nzlbt_partia")
     assert forkserver._read_learned(str(f)) == ["zlbt_a", "zlbt_b"]
+
+
+def _alive_pid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_child_that_said_done_is_killed_when_it_does_not_end(tmp_path):
+    """A process that said done and has not ended DRAIN_KILL_S later is
+    killed; one still ending when the server stops is killed then."""
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
+    sock = str(tmp_path / "s.sock")
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
+               XDG_CACHE_HOME=str(tmp_path / "cache"), ZL_FG_SPARE="0")
+    code = ("import sys, zlbench.forkserver as f\nf.DRAIN_KILL_S = 0.5\n"
+            "sys.exit(f.main())\n")
+    log = open(tmp_path / "server.log", "w")
+    p = subprocess.Popen([sys.executable, "-c", code, "--socket", sock, "--preload", "json"],
+                         env=env, stderr=log)
+    try:
+        for _ in range(200):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid), ZL_TEST_END_DELAY_S="30")
+        t0 = time.monotonic()
+        r = run_to_files(env, "quiet", "0", cwd=tmp_path)
+        assert r.returncode == 0 and time.monotonic() - t0 < 5, r.stderr
+        pid = json.loads(r.stdout.splitlines()[0])["pid"]
+        wait_for(tmp_path / "server.log", "has not ended: killing it")
+        deadline = time.monotonic() + 5
+        while _alive_pid(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive_pid(pid)
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+    # A server that stops kills what is still ending.
+    (tmp_path / "b").mkdir()
+    p, env, log = start_server(tmp_path / "b", False)
+    try:
+        r = run_to_files(dict(env, ZL_TEST_END_DELAY_S="30"), "quiet", "0", cwd=tmp_path)
+        pid = json.loads(r.stdout.splitlines()[0])["pid"]
+        assert r.returncode == 0 and _alive_pid(pid)
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+    deadline = time.monotonic() + 5
+    while _alive_pid(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive_pid(pid)
