@@ -97,31 +97,28 @@ out:
  * sets counts), else 5 flushed calls between one event pair. It includes
  * the flush, as do_bench's does, so it errs on the side of fewer samples.
  */
-int zlb__estimate_n(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
-                    zlb_flush_t *flush, double *est_ms, long *calls, zlb_error_t *err) {
+int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                  zlb_flush_t *flush, double *est_ms, long *calls, zlb_error_t *err) {
   double ms = 0;
-  int rc;
-  *calls = 0;
+  long n = 0;
+  int rc = 0;
   if (!l->primed && ((rc = l->call(l->ctx, s, err)) || (rc = b->v->stream_sync(b, s, err))))
-    return rc;
-  *calls = l->primed ? 1 : 2;
+    goto out;
+  n = l->primed ? 1 : 2;
   if ((rc = time_flushed(b, s, l, flush, 1, &ms, err)))
-    return rc;
+    goto out;
   if (ms >= ZLB__EST_ONE_MS) {
     *est_ms = ms;
-    return 0;
+    goto out;
   }
-  *calls += 5;
+  n += 5;
   if ((rc = time_flushed(b, s, l, flush, 5, &ms, err)))
-    return rc;
+    goto out;
   *est_ms = ms / 5.0;
-  return 0;
-}
-
-int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
-                  zlb_flush_t *flush, double *est_ms, zlb_error_t *err) {
-  long calls;
-  return zlb__estimate_n(b, s, l, flush, est_ms, &calls, err);
+out:
+  if (calls)
+    *calls = n;
+  return rc;
 }
 
 int zlb_time_direct_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,

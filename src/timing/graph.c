@@ -130,7 +130,9 @@ static size_t budget_next(const zlb_timing_opts_t *o, const zlb__samples_t *s, l
   return left;
 }
 
-long zlb__graph_warm_calls(long n_warm, long est_calls, long k) {
+/* The graph timer's eager warm-up calls: the direct timer's count `n_warm`
+ * less the estimate's `est_calls` and the upload replay's `k`. */
+static long graph_warm_calls(long n_warm, long est_calls, long k) {
   long left = n_warm - est_calls - k;
   /* Never none when the rule asked for a warm-up: one eager call after the
    * estimate, as the direct timer's smallest warm-up. */
@@ -157,7 +159,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   /* Explicit warm-up first: autotuning and JIT must be finished before
    * capture, or they land inside the graph (or break it). The estimate is
    * the direct timer's, without a flush: graph replays run L2-warm. */
-  if ((rc = zlb__estimate_n(b, caller, l, NULL, &est_ms, &est_calls, err)))
+  if ((rc = zlb__estimate(b, caller, l, NULL, &est_ms, &est_calls, err)))
     goto out;
   m->estimate_ms = est_ms;
 
@@ -176,7 +178,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
    * then the device time the function has run before the first sample,
    * as long as Triton's warm-up, not that plus the set-up's. */
   zlb__counts(o, est_ms, GRAPH_MAX_REPLAYS, &n_warm, &replays);
-  n_warm = zlb__graph_warm_calls(n_warm, est_calls, k);
+  n_warm = graph_warm_calls(n_warm, est_calls, k);
   for (long i = 0; i < n_warm; i++)
     if ((rc = l->call(l->ctx, caller, err)))
       goto out;

@@ -366,7 +366,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
 
   /* Warm-up and estimate as the graph timer's: no flush, since the calls
    * of a batch run back to back with L2 warm. */
-  if ((rc = zlb__estimate(b, s, l, NULL, &est_ms, err)))
+  if ((rc = zlb__estimate(b, s, l, NULL, &est_ms, NULL, err)))
     goto out;
   m->estimate_ms = est_ms;
   zlb__counts(o, est_ms, QUEUE_MAX_BATCHES, &n_warm, &budget);

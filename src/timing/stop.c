@@ -152,7 +152,7 @@ int zlb__sample_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   size_t k;
   int rc;
 
-  if ((rc = zlb__estimate(b, s, l, flush, &est_ms, err)))
+  if ((rc = zlb__estimate(b, s, l, flush, &est_ms, NULL, err)))
     return rc;
   zlb__counts(o, est_ms, cap, &n_warm, &n_rep);
   if (m->estimate_ms == 0.0)

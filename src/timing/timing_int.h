@@ -59,16 +59,10 @@ int zlb__classify(zlb_backend_t *b, const char *what, zlb_graph_phase_t phase,
 #define ZLB__EST_ONE_MS 1.0
 
 /** One call (unless l->primed), then the per-call estimate in ms: one
- * flushed call when it is long, else the mean of 5. */
+ * flushed call when it is long, else the mean of 5. `calls` (may be NULL):
+ * how many calls it made, the priming call included. */
 int zlb__estimate(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
-                  zlb_flush_t *flush, double *est_ms, zlb_error_t *err);
-/* The graph timer's eager warm-up calls: the direct timer's count
- * `n_warm` less the estimate's `est_calls` and the upload replay's `k`,
- * at least one. */
-long zlb__graph_warm_calls(long n_warm, long est_calls, long k);
-/* zlb__estimate, and how many calls it made (the priming call included). */
-int zlb__estimate_n(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
-                    zlb_flush_t *flush, double *est_ms, long *calls, zlb_error_t *err);
+                  zlb_flush_t *flush, double *est_ms, long *calls, zlb_error_t *err);
 
 /* `k` timed calls appended to `out`: one timer's way of taking samples. */
 typedef int (*zlb__chunk_fn)(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
