@@ -15,9 +15,7 @@ import socket
 import sys
 import time
 
-from .forkserver import recv_msg, send_msg
-
-_FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+from .forkserver import FORWARDED_SIGNALS as _FORWARDED, recv_msg, send_msg
 
 
 def _fallback(module, args, why):

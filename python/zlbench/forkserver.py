@@ -19,19 +19,21 @@ server forks in advance (two, ``ZL_FG_SPARES`` 1 to 4), each of which
 imports them and then waits for one request. The next request whose
 environment is the server's (every variable but zlbench's own ``ZL_*``,
 which nothing reads at import) goes to the oldest spare once it has said
-that its imports are done, instead of a fresh fork, and a new spare starts. A request that comes while the spare is still importing
-waits for it, as long as the spare is younger than SPARE_WAIT_S (a fresh
-fork would import everything again from the start); other requests, and
-those a spare does not become ready for, get a fresh fork as before. The child of a spare has in
-its environment what the imports set there, as a fresh child would. A
-spare that fails to start twice turns spares off. ``ZL_FG_SPARE=0`` turns
+that its imports are done, instead of a fresh fork, and a new spare starts.
+A request that comes while that spare is still importing waits for it, as
+long as the spare is younger than SPARE_WAIT_S (a fresh fork would import
+everything again from the start); other requests, and those a spare does
+not become ready for, get a fresh fork as before. The child of a spare has
+in its environment what the imports set there, as a fresh child would.
+Spares that fail to start twice turn spares off. ``ZL_FG_SPARE=0`` turns
 them off.
 
 A child's end overlaps the next child's start. The forked process says
 "done" with its exit status on a pipe right before it calls ``_exit``, and
 the server answers the client at once, so the batch starts the next
-operator while the process is still ending (a FlagGems process takes about
-a second to end: the driver tears down its context). The next child's
+operator while the process is still ending (a FlagGems process took about
+a second to end on the H200: pytest's clean-up, then the exit and its CUDA
+context's teardown). The next child's
 tests wait until that process is gone: every child the plugin times takes
 the device's *quiet lock* (``ZL_FG_QUIET_LOCK``, a file next to the
 socket) before its first test and holds it until its process is gone, and
@@ -49,13 +51,12 @@ own modules in), while they wait, until their request comes (it waits at
 most for the one import under way; a spare that a learned import kills
 then fails that child, which the batch retries). The file is kept in the
 user's cache (``$XDG_CACHE_HOME`` or ``~/.cache``, ``zlbench/forkserver/``,
-one per interpreter, module path and spare modules), so that the next
-batch's first spares import them too; ``ZL_FG_LEARN=/a/file`` names
-another. Only modules
-found on ``sys.path`` outside the child's working folder and the folders of
-the test files on its command line are learned (not the suite's own
-modules, not test modules or ``conftest``, not zlbench).
-``ZL_FG_LEARN=0`` turns this off.
+one per interpreter, module path, spare modules and ``GEMS_VENDOR``), so
+that the next batch's first spares import them too; ``ZL_FG_LEARN=/a/file``
+names another. Only modules found on ``sys.path`` outside the child's
+working folder and the folders of the test files on its command line are
+learned (not the suite's own modules, not test modules or ``conftest``, not
+zlbench). ``ZL_FG_LEARN=0`` turns this off.
 
 Isolation and safety rules:
 
@@ -149,6 +150,12 @@ def recv_msg(sock, want_fds=0):
         for fd in fds:
             os.close(fd)
         raise
+
+
+# Signals a client (forkrun) forwards to its child's group; the child blocks
+# them while it ends (its word and its learned imports), and then ends with
+# its own exit status.
+FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 
 
 def _log(msg):
@@ -289,27 +296,36 @@ def _read_learned(path):
     return names
 
 
+def flock_within(fd, seconds, poll_s=0.01):
+    """Take an exclusive flock on `fd`, waiting at most `seconds`: True
+    when held, False when another process still held it then. Other
+    errors raise OSError."""
+    import fcntl
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+        time.sleep(poll_s)
+
+
 def learn(path, names):
     """Append the names the file does not have yet (under a lock: children
     on other devices may share it). Errors are said on stderr, not raised:
     learning only makes the next children faster."""
-    import fcntl
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     except OSError as e:
         _log(f"cannot open {path}: {e}")
         return 0
     try:
-        deadline = time.monotonic() + 2.0
-        while True:     # never long: learning only makes later children faster
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    _log(f"{path}: locked by another process for 2 s; not learning")
-                    return 0
-                time.sleep(0.01)
+        # Never long: learning only makes later children faster.
+        if not flock_within(fd, 2.0):
+            _log(f"{path}: locked by another process for 2 s; not learning")
+            return 0
         have = set(_read_learned(path))
         new = [n for n in names if n not in have][:max(0, LEARN_MAX_NAMES - len(have))]
         if new:
@@ -356,6 +372,16 @@ def _readable(sock):
         return True
 
 
+def _close_all(close):
+    """Close what a forked process must not hold: sockets, and other
+    children's done pipes (descriptors)."""
+    for f in close:
+        if isinstance(f, int):
+            os.close(f)
+        else:
+            f.close()
+
+
 def _child_signals():
     for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
         signal.signal(s, signal.SIG_DFL)
@@ -373,11 +399,7 @@ def _run_child(mod, args, env, cwd, fds, close, session=True, done_fd=None):
         if session:
             os.setsid()
         _child_signals()
-        for f in close:
-            if isinstance(f, int):
-                os.close(f)     # another child's done pipe
-            else:
-                f.close()
+        _close_all(close)
         import fcntl
         if done_fd is not None:
             # Out of the way of the standard three (placed below) and of
@@ -424,17 +446,12 @@ def _run_child(mod, args, env, cwd, fds, close, session=True, done_fd=None):
             # Only the forked process itself: a process its module forked
             # that returns here (sys.exit) ends, and says nothing.
             if os.getpid() == me:
-                signal.pthread_sigmask(signal.SIG_BLOCK, _FORWARDED_SIGNALS)
+                signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
                 _child_end(rc & 0xFF, before, cwd, args, done_fd)
         except BaseException:  # noqa: BLE001 - nothing may stop the _exit below
             pass
         finally:
             os._exit(rc & 0xFF)
-
-
-# Signals a client forwards: blocked while a child ends (its word and its
-# learned imports), which then ends with its own exit status.
-_FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def _child_end(rc, before, cwd, args, done_fd):
@@ -529,11 +546,7 @@ class _Spare:
 
     def status(self):
         """Its wait status once it ended on its own, else None."""
-        try:
-            done, status = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            return 1 << 8
-        return status if done else None
+        return _waited(self.pid)
 
     def kill(self):
         self.sock.close()
@@ -556,11 +569,7 @@ def _spare_main(names, sock, close, learn_path=""):
     try:
         os.setsid()
         _child_signals()
-        for f in close:
-            if isinstance(f, int):
-                os.close(f)     # a child's done pipe
-            else:
-                f.close()
+        _close_all(close)
         # What a fresh fork's import would see: the batch's environment.
         os.environ.clear()
         os.environ.update(_ENV0)
@@ -632,24 +641,29 @@ def _killpg(pid):
         pass
 
 
-def _reaped(pid):
-    """The wait status of the forked process `pid` once it has ended, else
-    None; its process group dies with it, as a plain child's does when the
-    batch reaps it."""
+def _waited(pid):
+    """The wait status of `pid` once it has ended, else None (an exit
+    status of 1 when it is not ours to wait for)."""
     try:
         done, status = os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:
-        done, status = pid, 1 << 8
-    if not done:
-        return None
-    _killpg(pid)
+        return 1 << 8
+    return status if done else None
+
+
+def _reaped(pid):
+    """_waited(); a forked process's group dies with it, as a plain
+    child's does when the batch reaps it."""
+    status = _waited(pid)
+    if status is not None:
+        _killpg(pid)
     return status
 
 
 def _spare_count():
     """Spares kept ready (ZL_FG_SPARES, 1 to 4, default 2): a spare takes
-    3 s of imports and more with learned modules, longer than a short
-    operator's child; with two, each has two children's time to get ready."""
+    3 s of imports, longer than a short operator's child; with two, each
+    has two children's time to get ready."""
     try:
         n = int(_ENV0.get("ZL_FG_SPARES", "2"))
     except ValueError:
@@ -707,7 +721,6 @@ def serve(path, parent, spare_names=()):
     signal.signal(signal.SIGTERM, _on_term)
     signal.signal(signal.SIGINT, _on_term)
     conns = {}          # socket -> pid (0 until forked)
-    dones = {}          # read end of a child's done pipe -> its client's socket
     done_of = {}        # client's socket -> read end of its child's done pipe
     draining = {}       # pid of a child that said done -> when
     served = from_spare = early = 0
@@ -728,7 +741,8 @@ def serve(path, parent, spare_names=()):
         # a spare must see its own socket's end when the server goes.
         while spare_names and spare_failures < SPARE_FAILURES_MAX and len(spares) < n_spares:
             spares.append(_Spare(spare_names, [srv] + list(conns) + list(extra)
-                                 + [sp.sock for sp in spares] + list(dones), learn_path))
+                                 + [sp.sock for sp in spares] + list(done_of.values()),
+                                 learn_path))
 
     def end_conn(conn, status):
         try:
@@ -740,7 +754,6 @@ def serve(path, parent, spare_names=()):
         r = done_of.pop(conn, None)
         if r is not None:
             os.close(r)
-            del dones[r]
     refill()
     _log(f"serving on {path}")
     while not _stop:
@@ -780,28 +793,27 @@ def serve(path, parent, spare_names=()):
         try:
             # A child's end is seen by polling: every 50 ms (at 0.2 s, a
             # short operator's 3 s lost 0.1 s on average to the wait).
-            ready, _, _ = select.select([srv] + list(conns) + list(dones), [], [], 0.05)
+            ready, _, _ = select.select([srv] + list(conns) + list(done_of.values()), [], [],
+                                        0.05)
         except InterruptedError:
             continue
         for s in ready:
             if isinstance(s, int):
                 # A child says done (its exit status) right before its
                 # _exit: its client ends now, the process is reaped later.
-                conn = dones.get(s)
+                conn = next((c for c, r in done_of.items() if r == s), None)
+                if conn is None:
+                    continue    # no longer a child's (defensive)
                 try:
                     data = os.read(s, 2)
                 except OSError:
                     data = b""
-                if conn is None or conn not in conns:
-                    continue
                 if len(data) == 2 and data[:1] == b"D" and conns[conn]:
                     draining[conns[conn]] = time.monotonic()
                     early += 1
                     end_conn(conn, data[1] << 8)
                 else:   # ended without a word: its exit says the rest
-                    os.close(s)
-                    del dones[s]
-                    del done_of[conn]
+                    os.close(done_of.pop(conn))
             elif s is srv:
                 conn, _ = srv.accept()
                 conn.settimeout(10)
@@ -856,12 +868,12 @@ def serve(path, parent, spare_names=()):
                         if done_r is not None:
                             os.close(done_r)
                         _run_child(mod, args, env, cwd, fds, [srv, conn] + list(conns)
-                                   + [sp.sock for sp in spares] + list(dones), done_fd=done_w)
+                                   + [sp.sock for sp in spares] + list(done_of.values()),
+                                   done_fd=done_w)
                 for fd in fds:
                     os.close(fd)
                 if done_w is not None:
                     os.close(done_w)
-                    dones[done_r] = conn
                     done_of[conn] = done_r
                 # After the request's descriptors are closed here: a spare
                 # must not hold the client's streams open.
@@ -881,10 +893,7 @@ def serve(path, parent, spare_names=()):
                 except OSError:
                     gone = True
                 if gone and conns[s]:
-                    try:
-                        os.killpg(conns[s], signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                    _killpg(conns[s])
         for conn, pid in list(conns.items()):
             status = _reaped(pid) if pid else None
             if status is not None:
@@ -900,14 +909,14 @@ def serve(path, parent, spare_names=()):
     for sp in spares:
         sp.kill()
     for conn, pid in list(conns.items()) + [(None, p) for p in draining]:
+        _killpg(pid)
         try:
-            os.killpg(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
+        except ChildProcessError:
             pass
         if conn is not None:
             conn.close()
-    for r in dones:
+    for r in done_of.values():
         os.close(r)
     try:
         if os.stat(path).st_ino == ino:

@@ -57,6 +57,7 @@ import time
 import pytest
 
 from . import _bench, _lib
+from .forkserver import flock_within
 
 POISONED_EXIT = 5
 _PLUGIN_KEY = "_zlbench_plugin_state"
@@ -183,22 +184,14 @@ def _quiet_acquire():
         fd = high
     except OSError:
         pass
-    held = False
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            held = True
-            break
-        except BlockingIOError:
-            pass
-        except OSError as e:
-            sys.stderr.write(f"zlbench: cannot take the quiet lock {path}: {e}\n")
-            break
-        if time.monotonic() - t0 > QUIET_WAIT_S:
+    try:
+        held = flock_within(fd, QUIET_WAIT_S, poll_s=0.005)
+        if not held:
             sys.stderr.write(f"zlbench: the previous child still holds {path} after "
                              f"{QUIET_WAIT_S:.0f} s; testing anyway\n")
-            break
-        time.sleep(0.005)
+    except OSError as e:
+        held = False
+        sys.stderr.write(f"zlbench: cannot take the quiet lock {path}: {e}\n")
     if held:
         _quiet_fd = fd
         os.environ["ZL_FG_QUIET_HELD"] = "1"
