@@ -35,7 +35,7 @@ print(json.dumps({"argv": a, "cwd": os.getcwd(), "foo": os.environ.get("ZL_TEST_
                   "started": STARTED,
                   "set_by_import": os.environ.get("ZLB_SET_BY_IMPORT")}), flush=True)
 sys.stderr.write("probe stderr\\n")
-if a[:1] == ["quiet"]:
+def hold_quiet():
     # What the pytest plugin does before its first test: wait for the
     # device's quiet lock, hold it to the end, and say so.
     import fcntl
@@ -43,16 +43,15 @@ if a[:1] == ["quiet"]:
     t = time.monotonic()
     fcntl.flock(fd, fcntl.LOCK_EX)
     os.environ["ZL_FG_QUIET_HELD"] = "1"
-    print(json.dumps({"quiet_wait_s": time.monotonic() - t}), flush=True)
+    return time.monotonic() - t
+if a[:1] == ["quiet"]:
+    print(json.dumps({"quiet_wait_s": hold_quiet()}), flush=True)
     sys.exit(int(a[1]))
 if a[:1] == ["forkexit"]:
     # Holds the lock, as "quiet"; a process it forks ends through the
     # module's own end (sys.exit), as a test's fork might: only this
     # process may say done.
-    import fcntl
-    fd = os.open(os.environ["ZL_FG_QUIET_LOCK"], os.O_RDWR | os.O_CREAT)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    os.environ["ZL_FG_QUIET_HELD"] = "1"
+    hold_quiet()
     if os.fork() == 0:
         sys.exit(42)
     time.sleep(1.5)
