@@ -10,6 +10,7 @@
 #   own        FlagGems' own kernel mode, one pytest process per operator
 #   spare      zlbench batch again, spares on (the default)
 #   nospare    zlbench batch again, ZL_FG_SPARE=0
+#   sparesN    zlbench batch again with N spares (ZL_FG_SPARES=N, 1 to 4)
 #   base       zlbench batch again, ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 (each
 #              child's end before the next one starts; spares import only
 #              flag_gems)
@@ -41,27 +42,43 @@ export PYTHONPATH="$FG/src:$FG:$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 export ZL_LIB_DIR="$BUILD/lib/zlbench" GEMS_VENDOR=${GEMS_VENDOR:-nvidia}
 [ -x "$BUILD/bin/zlbench" ] || { echo "childtime.sh: no $BUILD/bin/zlbench; build first" >&2; exit 2; }
 TSV=$OUT/childtime.tsv
-printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasure_s\tfrom_spare\tclient_start_s\tquiet_wait_s\n' >"$TSV"
+printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasure_s\tfrom_spare\tclient_start_s\tquiet_wait_s\twrite_s\tto_module_end_s\tto_done_s\n' >"$TSV"
 
-timeline() {    # run_identity.json -> configure first_measure finish measure from_spare client quiet
-  "$PYTHON" - "$1" <<'EOF'
+# run_identity.json [end trace] -> configure first_measure finish measure
+# from_spare client quiet write, and from the fork server's end trace
+# (ZL_FG_END_TRACE) the child's request to its module's end and to its
+# word "done".
+timeline() {
+  "$PYTHON" - "$1" "${2:-}" <<'EOF'
 import json, sys
 try:
     t = json.load(open(sys.argv[1])).get("timeline", {})
 except (OSError, ValueError):
     t = {}
-print("\t".join(str(t.get(k, "-")) for k in
-                ("configure_s", "first_measure_s", "finish_s", "measure_s", "from_spare",
-                 "client_start_s", "quiet_wait_s")))
+end = {}
+try:
+    for line in open(sys.argv[2]):
+        e = json.loads(line)
+        if t.get("request_at") is not None and abs(e.get("request_at", 0) - t["request_at"]) < 1e-3:
+            end = e
+except (OSError, ValueError):
+    pass
+def since(k):
+    v = end.get(k)
+    return "%.3f" % (v - end["request_at"]) if isinstance(v, (int, float)) else "-"
+print("\t".join([str(t.get(k, "-")) for k in
+                 ("configure_s", "first_measure_s", "finish_s", "measure_s", "from_spare",
+                  "client_start_s", "quiet_wait_s", "write_s")]
+                + [since("module_end"), since("said_done")]))
 EOF
 }
 
 batch() {       # run-name [env...]
   local run=$1 d=$OUT/$1 t0 t1 rc
   shift
-  rm -rf "$d"
+  rm -rf "$d" "$OUT/$run.end.jsonl"
   t0=$(date +%s.%N)
-  env "$@" "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" --backend "$BACKEND" \
+  env ZL_FG_END_TRACE="$OUT/$run.end.jsonl" "$@" "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" --backend "$BACKEND" \
     --level core --ops "$(echo $OPS | tr ' ' ',')" --dtypes "${DTYPES// /,}" --out "$d" \
     --timeout "$TIMEOUT" --retries 0 --progress never >"$OUT/$run.log" 2>&1
   rc=$?
@@ -71,7 +88,7 @@ batch() {       # run-name [env...]
     local line
     line=$(grep "^$op," "$d/ops_status.csv" 2>/dev/null)
     printf '%s\t%s\t%s\t%s\t%s\n' "$op" "$run" "$(echo "$line" | cut -d, -f2)" \
-      "$(echo "$line" | cut -d, -f8)" "$(timeline "$d/ops/$op/run_identity.json")" >>"$TSV"
+      "$(echo "$line" | cut -d, -f8)" "$(timeline "$d/ops/$op/run_identity.json" "$OUT/$run.end.jsonl")" >>"$TSV"
   done
   grep -h "served\|spare" "$d"/forkserver-*.log 2>/dev/null | tail -3
 }
@@ -86,7 +103,7 @@ own() {
       "test_$op.py" -m "$op" --mode kernel --level core $dts) >"$OUT/own/$op.log" 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    printf '%s\town\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\n' "$op" "rc=$rc" \
+    printf '%s\town\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "$op" "rc=$rc" \
       "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" >>"$TSV"
   done
   echo "own: done"
@@ -94,11 +111,12 @@ own() {
 
 if [ -n "${OWN_S:-}" ]; then
   for kv in $OWN_S; do
-    printf '%s\town\tgiven\t%s\t-\t-\t-\t-\t-\t-\t-\n' "${kv%%=*}" "${kv#*=}" >>"$TSV"
+    printf '%s\town\tgiven\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "${kv%%=*}" "${kv#*=}" >>"$TSV"
   done
 fi
 for r in $RUNS; do
   case $r in
+    spares[1-4]*) batch "$r" "ZL_FG_SPARES=${r:6:1}" ;;
     cold* | spare*) batch "$r" ;;
     nospare*) batch "$r" ZL_FG_SPARE=0 ;;
     base*) batch "$r" ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 ;;
@@ -123,9 +141,10 @@ if "own" not in runs and any(r["run"] == "own" for r in rows):
     runs = ["own"] + runs
 print("seconds per operator (batch: the child's; own: FlagGems' pytest process)")
 cmp = [r for r in runs if r != "own" and not r.startswith("cold")]
+last = (cmp or [r for r in runs if r != "own"] or ["-"])[-1]   # its timeline is shown
 print("%-9s" % "op" + "".join("%10s" % r for r in runs)
       + "".join("%11s" % ("own/" + r) for r in cmp)
-      + "   spare: client configure first end measure quiet_wait tail")
+      + "   %s: client configure first finish measure write module_end done tail" % last)
 tot = {r: 0.0 for r in runs}
 for op in ops:
     line = "%-9s" % op
@@ -137,12 +156,13 @@ for op in ops:
     for r in cmp:
         b = f(sec.get((op, r), {}).get("seconds"))
         line += "%11s" % ("%.1fx" % (o / b) if o and b else "-")
-    s = sec.get((op, "spare"), {})
+    s = sec.get((op, last), {})
     sv, cl, fi = f(s.get("seconds")), f(s.get("client_start_s")), f(s.get("finish_s"))
     tail = "%.2f" % (sv - cl - fi) if None not in (sv, cl, fi) else "-"
-    line += "   %s %s %s %s %s %s %s" % (s.get("client_start_s"), s.get("configure_s"),
-                                         s.get("first_measure_s"), s.get("finish_s"),
-                                         s.get("measure_s"), s.get("quiet_wait_s"), tail)
+    line += "   %s %s %s %s %s %s %s %s %s" % (
+        s.get("client_start_s"), s.get("configure_s"), s.get("first_measure_s"),
+        s.get("finish_s"), s.get("measure_s"), s.get("write_s"), s.get("to_module_end_s"),
+        s.get("to_done_s"), tail)
     print(line)
 print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs)
       + "".join("%11s" % ("%.1fx" % (tot["own"] / tot[r]) if tot.get("own") and tot[r] else "-")

@@ -15,7 +15,7 @@ it exactly as a plain child. See docs/flaggems.md.
 
 Modules that cannot be preloaded (they initialise the GPU runtime at
 import: flag_gems) are imported ahead of time by *spares*: processes the
-server forks in advance (two, ``ZL_FG_SPARES`` 1 to 4), each of which
+server forks in advance (three, ``ZL_FG_SPARES`` 1 to 4), each of which
 imports them and then waits for one request. The next request whose
 environment is the server's (every variable but zlbench's own ``ZL_*``,
 which nothing reads at import) goes to the oldest spare once it has said
@@ -437,6 +437,7 @@ def _run_child(mod, args, env, cwd, fds, close, session=True, done_fd=None):
             traceback.print_exc()
             rc = 1
     finally:
+        module_end = time.time()
         try:
             try:
                 sys.stdout.flush()
@@ -447,26 +448,48 @@ def _run_child(mod, args, env, cwd, fds, close, session=True, done_fd=None):
             # that returns here (sys.exit) ends, and says nothing.
             if os.getpid() == me:
                 signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED_SIGNALS)
-                _child_end(rc & 0xFF, before, cwd, args, done_fd)
+                _child_end(rc & 0xFF, before, cwd, args, done_fd, module_end)
         except BaseException:  # noqa: BLE001 - nothing may stop the _exit below
             pass
         finally:
             os._exit(rc & 0xFF)
 
 
-def _child_end(rc, before, cwd, args, done_fd):
+def _child_end(rc, before, cwd, args, done_fd, module_end=None):
     """What the forked process does between its module's end and _exit:
     learn its imports, then say done (if its device's quiet lock is held,
-    so that the next child's tests wait for this process to be gone)."""
+    so that the next child's tests wait for this process to be gone).
+    ZL_FG_END_TRACE=/a/file: one JSON line a child there (pid, the
+    request's time, the module's end, learning's end, the word's time,
+    epoch seconds), to see where a child's last second goes."""
+    learned = said = None
     try:
         path = os.environ.get("ZL_FG_LEARN", "")
         if path and os.path.isabs(path):
             learn(path, learnable(before, cwd, suite_dirs(args, cwd)))
+        learned = time.time()
     except Exception:  # noqa: BLE001 - never in the way of the exit status
         pass
     if done_fd is not None and os.environ.get("ZL_FG_QUIET_HELD") == "1":
         try:
             os.write(done_fd, b"D" + bytes([rc]))
+            said = time.time()
+        except OSError:
+            pass
+    trace = os.environ.get("ZL_FG_END_TRACE", "")
+    if trace and os.path.isabs(trace):
+        try:
+            req = float(os.environ.get("ZL_FG_REQUEST_AT", "nan"))
+        except ValueError:
+            req = float("nan")
+        line = json.dumps({"pid": os.getpid(), "request_at": req, "module_end": module_end,
+                           "learned": learned, "said_done": said}) + "\n"
+        try:
+            fd = os.open(trace, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            try:
+                os.write(fd, line.encode())
+            finally:
+                os.close(fd)
         except OSError:
             pass
     # Tests only: an end that takes this long after the word (a CUDA
@@ -661,13 +684,16 @@ def _reaped(pid):
 
 
 def _spare_count():
-    """Spares kept ready (ZL_FG_SPARES, 1 to 4, default 2): a spare takes
-    3 s of imports, longer than a short operator's child; with two, each
-    has two children's time to get ready."""
+    """Spares kept ready (ZL_FG_SPARES, 1 to 4, default 3): on the H200 a
+    spare takes 3-4.6 s to be ready and 2-3.5 s more for its learned
+    imports, a short operator's child 2-2.8 s; with two, requests waited
+    up to 1.2 s for a spare and most spares had not finished their learned
+    imports. Each spare holds a CUDA context (about 0.5 GiB of device
+    memory) while it waits."""
     try:
-        n = int(_ENV0.get("ZL_FG_SPARES", "2"))
+        n = int(_ENV0.get("ZL_FG_SPARES", "3"))
     except ValueError:
-        n = 2
+        n = 3
     return min(max(n, 1), 4)
 
 

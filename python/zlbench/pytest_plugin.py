@@ -102,6 +102,7 @@ class _State:
         self.marks = {}
         self.measure_s = 0.0
         self.measures = 0
+        self.write_s = 0.0       # in _write_json (the last identity's own write not in it)
         self.mark("configure")
 
     def mark(self, stage):
@@ -117,7 +118,9 @@ class _State:
             out[f"{stage}_s"] = None if base is None else round(t - base, 3)
         out["measure_s"] = round(self.measure_s, 3)
         out["measures"] = self.measures
+        out["write_s"] = round(self.write_s, 3)
         out["client_start_s"] = self.client_start_s
+        out["request_at"] = _request_at()   # epoch seconds; None without the fork server
         if self.quiet is not None:
             out["quiet_wait_s"] = self.quiet["wait_s"]
             out["quiet_held"] = self.quiet["held"]
@@ -219,7 +222,9 @@ _state = None
 
 
 def _write_json(path, obj):
-    """Atomic: a reader sees the old file or the new one."""
+    """Atomic: a reader sees the old file or the new one. Its seconds add
+    to the timeline's write_s."""
+    t0 = time.monotonic()
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=1, default=str)
@@ -227,6 +232,8 @@ def _write_json(path, obj):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    if _state is not None:
+        _state.write_s += time.monotonic() - t0
 
 
 # ---- the timer ---------------------------------------------------------------------

@@ -395,12 +395,22 @@ def test_early_done_only_with_the_quiet_lock(server):
     child waits for the lock until that process is gone. Without the lock,
     the client ends with the process."""
     p, env, tmp = server
-    delayed = dict(env, ZL_TEST_END_DELAY_S="2")
+    trace = tmp / "end.jsonl"
+    delayed = dict(env, ZL_TEST_END_DELAY_S="2", ZL_FG_END_TRACE=str(trace))
     t0 = time.monotonic()
     r = run_to_files(delayed, "quiet", "7", cwd=tmp)
     first = time.monotonic() - t0
     assert r.returncode == 7, r.stderr
     assert first < 1.8, f"the client waited {first:.2f} s: for the process's end"
+    # The end trace (ZL_FG_END_TRACE): the request, the module's end and the
+    # word, in that order, for the one child that said done.
+    for _ in range(100):
+        if trace.exists() and trace.read_text().endswith("\n"):
+            break
+        time.sleep(0.05)
+    (end,) = [json.loads(x) for x in trace.read_text().splitlines()]
+    assert end["request_at"] <= end["module_end"] <= end["learned"] <= end["said_done"], end
+    assert end["said_done"] - end["request_at"] < first + 1.0, end
     r = run(env, "quiet", "0", cwd=tmp)
     waited = [json.loads(x) for x in r.stdout.splitlines()][-1]["quiet_wait_s"]
     assert r.returncode == 0 and waited > 0.5, (waited, r.stderr)
