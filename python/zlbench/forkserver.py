@@ -18,12 +18,12 @@ import: flag_gems) are imported ahead of time by *spares*: processes the
 server forks in advance (three, ``ZL_FG_SPARES`` 1 to 4), each of which
 imports them and then waits for one request. The next request whose
 environment is the server's (every variable but zlbench's own ``ZL_*``,
-which nothing reads at import) goes to the oldest spare once it has said
-that its imports are done, instead of a fresh fork, and a new spare starts.
-A request that comes while that spare is still importing waits for it, as
-long as the spare is younger than SPARE_WAIT_S (a fresh fork would import
-everything again from the start); other requests, and those a spare does
-not become ready for, get a fresh fork as before. The child of a spare has
+which nothing reads at import) goes to a spare that has said its imports
+are done (the oldest such), instead of a fresh fork, and a new spare
+starts. A request that comes while every spare is still importing waits
+for the first to be ready, as long as one is younger than SPARE_WAIT_S (a
+fresh fork would import everything again from the start); other requests,
+and those no spare becomes ready for, get a fresh fork as before. The child of a spare has
 in its environment what the imports set there, as a fresh child would.
 Spares that fail to start twice turn spares off. ``ZL_FG_SPARE=0`` turns
 them off.
@@ -534,26 +534,25 @@ class _Spare:
         self.pid, self.sock, self.is_ready, self.gone = pid, a, False, False
         self.born = time.monotonic()
 
-    def ready(self, wait=False):
-        """Whether its imports are done (it says so with one byte): a spare
-        still importing gets no request, since its death or an interrupt
-        would then be the operator's, with the message in the server's log.
-        wait: wait for the byte until the spare is SPARE_WAIT_S old."""
-        until = self.born + SPARE_WAIT_S if wait else 0.0
-        while not self.is_ready and not self.gone:
-            # In slices: a server told to stop does not wait on.
-            t = min(0.05, max(0.0, until - time.monotonic()))
+    def ready(self):
+        """Whether its imports are done (it says so with one byte), without
+        waiting: a spare still importing gets no request, since its death
+        or an interrupt would then be the operator's, with the message in
+        the server's log (_first_ready() waits)."""
+        if not self.is_ready and not self.gone:
             try:
-                r, _, _ = select.select([self.sock], [], [], t)
-                if r:
+                if select.select([self.sock], [], [], 0)[0]:
                     # The byte, or the end of a spare that died importing.
                     self.is_ready = self.sock.recv(1) == SPARE_READY
                     self.gone = not self.is_ready
             except OSError:
                 return False
-            if _stop or time.monotonic() >= until:
-                break
         return self.is_ready
+
+    def young(self):
+        """Still worth waiting for: importing, and younger than SPARE_WAIT_S."""
+        return not self.is_ready and not self.gone and \
+            time.monotonic() < self.born + SPARE_WAIT_S
 
     def hand(self, req, fds):
         """Give the (ready) spare its request; False when it is gone or does
@@ -584,6 +583,26 @@ class _Spare:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
+
+
+def _first_ready(spares):
+    """The spare a request goes to: the oldest of those that have said they
+    are ready, else the first to say so while any is young enough to wait
+    for (spares started together finish their imports in any order: on
+    the H200 the oldest of three was ready 0.9 s after another one); None
+    when none becomes ready."""
+    while not _stop:
+        for sp in spares:
+            if sp.ready():
+                return sp
+        waiting = [sp for sp in spares if sp.young()]
+        if not waiting:
+            return None
+        try:
+            select.select([sp.sock for sp in waiting], [], [], 0.05)
+        except (OSError, ValueError):
+            return None
+    return None
 
 
 def _spare_main(names, sock, close, learn_path=""):
@@ -867,17 +886,19 @@ def serve(path, parent, spare_names=()):
                 if early_done:
                     done_r, done_w = os.pipe()
                 if spares:
-                    spare = spares[0]
                     theirs = _import_env(env)
                     diff = sorted(k for k in set(import_env) | set(theirs)
                                   if import_env.get(k) != theirs.get(k))
+                    spare = None
                     if diff:
                         said = ",".join(diff[:8])
                         if said not in mismatch_said and len(mismatch_said) < 16:
                             mismatch_said.add(said)
                             _log(f"a fresh fork, not the spare: the request's environment "
                                  f"differs in {said}")
-                    elif spare.ready(wait=True):
+                    else:
+                        spare = _first_ready(spares)
+                    if spare is not None:
                         env["ZL_FG_SPARE_USED"] = "1"
                         if spare.hand(req, fds + ([done_w] if done_w is not None else [])):
                             pid = spare.pid

@@ -349,6 +349,50 @@ def test_request_waits_for_an_importing_spare(tmp_path):
         p.wait(10)
 
 
+def test_request_goes_to_the_first_ready_spare(tmp_path):
+    """Spares started together finish their imports in any order: a request
+    that comes while they import goes to the first one ready, not to the
+    oldest when that one is still importing."""
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
+    # The first spare to import (the oldest: it is forked first) is slow.
+    (tmp_path / "mods" / "zlb_first_slow.py").write_text(
+        "import os, time\n"
+        "try:\n"
+        "    fd = os.open(os.environ['ZLB_SLOW'], os.O_WRONLY | os.O_CREAT | os.O_EXCL)\n"
+        "    os.write(fd, str(os.getpid()).encode()); os.close(fd); time.sleep(4)\n"
+        "except FileExistsError:\n"
+        "    pass\n")
+    sock = str(tmp_path / "s.sock")
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", ZL_FG_SPARES="2",
+               ZLB_SLOW=str(tmp_path / "slow"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("ZL_FG_SPARE", None)
+    with open(tmp_path / "server.log", "w") as log:
+        p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
+                              "--preload", "json", "--spare", "zlb_first_slow"], env=env,
+                             stderr=log)
+    try:
+        for _ in range(200):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid))
+        wait_for(tmp_path / "server.log", "spare: ready")       # the fast one
+        t0 = time.monotonic()
+        r = run(env, "6", cwd=tmp_path)
+        took = time.monotonic() - t0
+        assert r.returncode == 6 and json.loads(r.stdout)["spare"] == "1", r.stderr
+    finally:
+        p.terminate()
+        p.wait(10)
+    text = (tmp_path / "server.log").read_text()
+    pids = sorted(int(x) for x in re.findall(r"forkserver\[(\d+)\]: spare: ready", text))
+    slow = int((tmp_path / "slow").read_text())
+    if pids and slow > pids[0]:
+        pytest.skip("the younger spare imported first: nothing to choose between")
+    assert took < 2.5, f"the request waited {took:.2f} s: for the oldest spare"
+
+
 def test_bad_request_leaves_no_descriptor_behind(server):
     """A request refused while it is read (too large, nested too deeply)
     closes the descriptors that came with it: no later child or spare holds
