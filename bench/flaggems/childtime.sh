@@ -11,6 +11,10 @@
 #   spare      zlbench batch again, spares on (the default)
 #   nospare    zlbench batch again, ZL_FG_SPARE=0
 #   sparesN    zlbench batch again with N spares (ZL_FG_SPARES=N, 1 to 4)
+#   stacks     zlbench batch again, ZL_FG_LEARN=0 (each child imports what
+#              its first call needs), with bench/flaggems/endstacks.py: the
+#              main thread's stack every 0.25 s from the session's end on,
+#              in $OUT/stacks.stacks/<pid>.txt
 #   base       zlbench batch again, ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 (each
 #              child's end before the next one starts; spares import only
 #              flag_gems)
@@ -120,6 +124,8 @@ for r in $RUNS; do
     cold* | spare*) batch "$r" ;;
     nospare*) batch "$r" ZL_FG_SPARE=0 ;;
     base*) batch "$r" ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 ;;
+    stacks*) batch "$r" ZL_FG_LEARN=0 PYTEST_ADDOPTS="-p endstacks" ZLB_END_STACKS="$OUT/$r.stacks" \
+      PYTHONPATH="$ROOT/bench/flaggems:$PYTHONPATH" ;;
     own) own ;;
     *) echo "childtime.sh: unknown run '$r'" >&2; exit 2 ;;
   esac
