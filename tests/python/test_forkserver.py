@@ -274,31 +274,42 @@ def test_spare_still_importing_gets_no_request(tmp_path):
     (tmp_path / "mods" / "zlb_dies_late.py").write_text(
         "import os, time\nif not os.path.exists(os.environ['ZLB_ONCE']):\n"
         "    open(os.environ['ZLB_ONCE'], 'w').close()\n    time.sleep(1.5)\n    os._exit(9)\n")
-    sock = str(tmp_path / "s.sock")
     # One spare: the first dies late, the one after it serves.
-    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", ZLB_ONCE=str(tmp_path / "once"),
-               ZL_FG_SPARES="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
-    env.pop("ZL_FG_SPARE", None)
-    with open(tmp_path / "server.log", "w") as log:
-        p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
-                              "--preload", "json", "--spare", "zlb_dies_late"], env=env,
-                             stderr=log)
-        try:
-            for _ in range(200):
-                if os.path.exists(sock):
-                    break
-                time.sleep(0.05)
-            env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid))
-            r = run(env, "6", cwd=tmp_path)     # the first spare is still importing
-            assert r.returncode == 6 and json.loads(r.stdout)["spare"] is None, r.stderr
-            wait_for(tmp_path / "server.log", "spare: ready")   # the second spare
-            r = run(env, "7", cwd=tmp_path)
-            assert r.returncode == 7 and json.loads(r.stdout)["spare"] == "1", r.stderr
-        finally:
-            p.terminate()
-            p.wait(10)
+    p, env = _spare_server(tmp_path, "zlb_dies_late",
+                           {"ZLB_ONCE": str(tmp_path / "once"), "ZL_FG_SPARES": "1"})
+    try:
+        r = run(env, "6", cwd=tmp_path)     # the first spare is still importing
+        assert r.returncode == 6 and json.loads(r.stdout)["spare"] is None, r.stderr
+        wait_for(tmp_path / "server.log", "spare: ready")   # the second spare
+        r = run(env, "7", cwd=tmp_path)
+        assert r.returncode == 7 and json.loads(r.stdout)["spare"] == "1", r.stderr
+    finally:
+        p.terminate()
+        p.wait(10)
     text = (tmp_path / "server.log").read_text()
     assert "ended before its request (status 2304)" in text, text
+
+
+def _spare_server(tmp_path, spare, env_extra=None, wait_s=None):
+    """A server (preload json) whose spares import `spare`, a module in
+    tmp_path/mods; SPARE_WAIT_S patched to wait_s when given. (process,
+    the client's environment)."""
+    sock = str(tmp_path / "s.sock")
+    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
+               XDG_CACHE_HOME=str(tmp_path / "cache"), **(env_extra or {}))
+    env.pop("ZL_FG_SPARE", None)
+    code = ("import sys, zlbench.forkserver as f\n"
+            + (f"f.SPARE_WAIT_S = {wait_s}\n" if wait_s is not None else "")
+            + "sys.exit(f.main())\n")
+    with open(tmp_path / "server.log", "w") as log:
+        p = subprocess.Popen([sys.executable, "-c", code, "--socket", sock, "--preload", "json",
+                              "--spare", spare], env=env, stderr=log)
+    for _ in range(200):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid))
+    return p, env
 
 
 def _slow_spare_server(tmp_path, import_s, wait_s=None):
@@ -307,23 +318,7 @@ def _slow_spare_server(tmp_path, import_s, wait_s=None):
     (tmp_path / "mods").mkdir(parents=True)
     (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
     (tmp_path / "mods" / "zlb_slow_spare.py").write_text(f"import time\ntime.sleep({import_s})\n")
-    sock = str(tmp_path / "s.sock")
-    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
-               XDG_CACHE_HOME=str(tmp_path / "cache"))
-    env.pop("ZL_FG_SPARE", None)
-    code = ("import sys, zlbench.forkserver as f\n"
-            + (f"f.SPARE_WAIT_S = {wait_s}\n" if wait_s is not None else "")
-            + "sys.exit(f.main())\n")
-    log = open(tmp_path / "server.log", "w")
-    p = subprocess.Popen([sys.executable, "-c", code, "--socket", sock, "--preload", "json",
-                          "--spare", "zlb_slow_spare"], env=env, stderr=log)
-    log.close()
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.05)
-    env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid))
-    return p, env
+    return _spare_server(tmp_path, "zlb_slow_spare", wait_s=wait_s)
 
 
 def test_request_waits_for_an_importing_spare(tmp_path):
@@ -363,20 +358,9 @@ def test_request_goes_to_the_first_ready_spare(tmp_path):
         "    os.write(fd, str(os.getpid()).encode()); os.close(fd); time.sleep(4)\n"
         "except FileExistsError:\n"
         "    pass\n")
-    sock = str(tmp_path / "s.sock")
-    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", ZL_FG_SPARES="2",
-               ZLB_SLOW=str(tmp_path / "slow"), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    env.pop("ZL_FG_SPARE", None)
-    with open(tmp_path / "server.log", "w") as log:
-        p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
-                              "--preload", "json", "--spare", "zlb_first_slow"], env=env,
-                             stderr=log)
+    p, env = _spare_server(tmp_path, "zlb_first_slow",
+                           {"ZL_FG_SPARES": "2", "ZLB_SLOW": str(tmp_path / "slow")})
     try:
-        for _ in range(200):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
-        env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid))
         wait_for(tmp_path / "server.log", "spare: ready")       # the fast one
         t0 = time.monotonic()
         r = run(env, "6", cwd=tmp_path)
