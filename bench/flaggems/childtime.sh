@@ -12,8 +12,8 @@
 #   nospare    zlbench batch again, ZL_FG_SPARE=0
 #   sparesN    zlbench batch again with N spares (ZL_FG_SPARES=N, 1 to 4)
 #   stacks     zlbench batch again, ZL_FG_LEARN=0 (each child imports what
-#              its first call needs), with bench/flaggems/endstacks.py: the
-#              main thread's stack every 0.25 s from the session's end on,
+#              its first call needs), with bench/flaggems/endstacks.py: every
+#              thread's stack every 0.25 s from the session's end on,
 #              in $OUT/stacks.stacks/<pid>.txt
 #   base       zlbench batch again, ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 (each
 #              child's end before the next one starts; spares import only
@@ -23,8 +23,11 @@
 # (a run named spare2, nospare2, ... repeats its kind), all at the core
 # level with DTYPES (default float16), one child at a time.
 # Writes $OUT/childtime.tsv (op, run, status, seconds, and the child's
-# timeline: request to configure, to first measurement, to end,
-# measurements' seconds, from a spare) and prints a table last, then how
+# timeline: request to configure, to first measurement, to the session's
+# end, measurements' seconds, from a spare, the client's start, the quiet
+# lock's wait, the plugin's writes; from the fork server's end trace, the
+# request to the module's end and to the word "done") and prints a table
+# last, then how
 # much the rows' values differ between every two batch runs after the
 # first (does a spare importing beside a running operator move its
 # numbers? RUNS="cold nospare spare nospare2" sets that change beside the
@@ -61,12 +64,17 @@ except (OSError, ValueError):
     t = {}
 end = {}
 try:
-    for line in open(sys.argv[2]):
+    lines = open(sys.argv[2]).readlines()
+except OSError:
+    lines = []
+for line in lines:
+    try:
         e = json.loads(line)
-        if t.get("request_at") is not None and abs(e.get("request_at", 0) - t["request_at"]) < 1e-3:
+        if t.get("request_at") is not None and \
+                abs(float(e.get("request_at")) - t["request_at"]) < 1e-3:
             end = e
-except (OSError, ValueError):
-    pass
+    except (ValueError, TypeError, AttributeError):
+        continue        # a cut or foreign line
 def since(k):
     v = end.get(k)
     return "%.3f" % (v - end["request_at"]) if isinstance(v, (int, float)) else "-"
@@ -121,10 +129,12 @@ fi
 for r in $RUNS; do
   case $r in
     spares[1-4]*) batch "$r" "ZL_FG_SPARES=${r:6:1}" ;;
+    spares*) echo "childtime.sh: run '$r': sparesN takes N from 1 to 4" >&2; exit 2 ;;
     cold* | spare*) batch "$r" ;;
     nospare*) batch "$r" ZL_FG_SPARE=0 ;;
     base*) batch "$r" ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 ;;
-    stacks*) batch "$r" ZL_FG_LEARN=0 PYTEST_ADDOPTS="-p endstacks" ZLB_END_STACKS="$OUT/$r.stacks" \
+    stacks*) rm -rf "$OUT/$r.stacks"
+      batch "$r" ZL_FG_LEARN=0 PYTEST_ADDOPTS="-p endstacks" ZLB_END_STACKS="$OUT/$r.stacks" \
       PYTHONPATH="$ROOT/bench/flaggems:$PYTHONPATH" ;;
     own) own ;;
     *) echo "childtime.sh: unknown run '$r'" >&2; exit 2 ;;

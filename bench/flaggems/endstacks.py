@@ -1,7 +1,8 @@
 """A pytest plugin for bench/flaggems/childtime.sh: where does a child's
-time go after its session's end? From pytest_sessionfinish on it dumps the
-main thread's stack every 0.25 s (faulthandler) to $ZLB_END_STACKS/<pid>.txt,
-until the process ends.
+time go after its session's end? From pytest_sessionfinish on it dumps every
+thread's stack every 0.25 s (faulthandler) to $ZLB_END_STACKS/<pid>.txt,
+until the process ends. A diagnostic: in one run on the H200 a child died
+of SIGSEGV at its end with the dumping thread running.
 
   PYTEST_ADDOPTS="-p endstacks" PYTHONPATH=bench/flaggems:... ZLB_END_STACKS=/tmp/st ...
 """

@@ -193,17 +193,23 @@ def preload(names):
     done = []
     for name in names:
         t0 = time.monotonic()
+        failed = None
         try:
             __import__(name)
         except ModuleNotFoundError as e:
             if e.name == name:      # not installed: the children will say so
                 _log(f"preload {name}: not installed")
                 continue
-            raise
+            failed = str(e)
+        except Exception as e:  # noqa: BLE001 - a broken optional module must not stop the server
+            failed = f"{type(e).__name__}: {e}"
         if _cuda_initialised():
             _log(f"preload {name}: initialised the GPU runtime at import; "
                  f"starting over without it and what follows")
             return done
+        if failed:
+            _log(f"preload {name}: failed ({failed}); the children import it themselves")
+            continue
         _log(f"preload {name}: {time.monotonic() - t0:.2f} s")
         done.append(name)
     return None
@@ -441,8 +447,9 @@ def _run_child(mod, args, env, cwd, fds, close, session=True, done_fd=None):
             traceback.print_exc()
             rc = 1
     finally:
-        module_end = time.time()
+        module_end = None
         try:
+            module_end = time.time()    # inside: nothing may stop the _exit below
             try:
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -483,9 +490,9 @@ def _child_end(rc, before, cwd, args, done_fd, module_end=None):
     trace = os.environ.get("ZL_FG_END_TRACE", "")
     if trace and os.path.isabs(trace):
         try:
-            req = float(os.environ.get("ZL_FG_REQUEST_AT", "nan"))
-        except ValueError:
-            req = float("nan")
+            req = float(os.environ["ZL_FG_REQUEST_AT"])
+        except (KeyError, ValueError):
+            req = None
         line = json.dumps({"pid": os.getpid(), "request_at": req, "module_end": module_end,
                            "learned": learned, "said_done": said}) + "\n"
         try:
@@ -550,6 +557,7 @@ class _Spare:
                     self.is_ready = self.sock.recv(1) == SPARE_READY
                     self.gone = not self.is_ready
             except OSError:
+                self.gone = True        # not waited for again
                 return False
         return self.is_ready
 
@@ -710,7 +718,7 @@ def _spare_count():
     """Spares kept ready (ZL_FG_SPARES, 1 to 4, default 3): on the H200 a
     spare takes 3-4.6 s to be ready and 2-3.5 s more for its learned
     imports, a short operator's child 2-2.8 s; with two, requests waited
-    up to 1.2 s for a spare and most spares had not finished their learned
+    up to 2.2 s for a spare and most spares had not finished their learned
     imports. Each spare holds a CUDA context (about 0.5 GiB of device
     memory) while it waits."""
     try:

@@ -111,6 +111,10 @@ def test_row_lines_sidecar_identity(tmp_path):
     assert all(isinstance(v, float) for v in stages), tl
     assert 0 <= stages[0] <= stages[1] <= stages[2] <= stages[3], tl
     assert 0 < tl["measure_s"] <= stages[3] - stages[2] + 0.05, tl
+    # Its own writes (the sidecar after each test, the identity) were timed;
+    # no fork server here, so no request time.
+    assert 0 < tl["write_s"] < stages[3], tl
+    assert tl["request_at"] is None, tl
 
 
 def test_proxy_only_in_base_module(tmp_path):

@@ -92,6 +92,9 @@ def start_server(tmp_path, spare, env_extra=None):
     (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
     (tmp_path / "mods" / "zlb_slow.py").write_text(SLOW)
     (tmp_path / "mods" / "zlb_sets_env.py").write_text(SETS_ENV)
+    # Installed but broken (hypothesis with a missing dependency): the
+    # server says so and goes on.
+    (tmp_path / "mods" / "zlb_broken.py").write_text("import zlb_missing_dependency\n")
     sock = str(tmp_path / "s.sock")
     env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
                XDG_CACHE_HOME=str(tmp_path / "cache"), **(env_extra or {}))
@@ -100,7 +103,7 @@ def start_server(tmp_path, spare, env_extra=None):
             env.pop(k, None)
     log = open(tmp_path / "server.log", "w")
     p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
-                          "--preload", "json,zlb_sets_env,zlb_no_such_module"]
+                          "--preload", "json,zlb_broken,zlb_sets_env,zlb_no_such_module"]
                          + ["--spare", "zlb_slow" if spare else ""], env=env, stderr=log)
     for _ in range(200):
         if os.path.exists(sock):
@@ -121,6 +124,8 @@ def server(tmp_path, request):
     p.wait(10)
     log.close()
     text = (tmp_path / "server.log").read_text()
+    assert "preload zlb_broken: failed (No module named 'zlb_missing_dependency')" in text, text
+    assert "preload zlb_sets_env:" in text, text     # the preloads after it went on
     if request.param:   # the first request, at least, came when a spare was ready
         m = re.search(r"served (\d+) children \((\d+) by a spare", text)
         assert m and int(m.group(2)) >= 1, text
@@ -350,14 +355,18 @@ def test_request_goes_to_the_first_ready_spare(tmp_path):
     oldest when that one is still importing."""
     (tmp_path / "mods").mkdir()
     (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
-    # The first spare to import (the oldest: it is forked first) is slow.
+    # Of the first two spares, the oldest (the lower pid: forked first) is
+    # slow; each says its pid in ZLB_SLOW/ and waits for the other's.
     (tmp_path / "mods" / "zlb_first_slow.py").write_text(
         "import os, time\n"
-        "try:\n"
-        "    fd = os.open(os.environ['ZLB_SLOW'], os.O_WRONLY | os.O_CREAT | os.O_EXCL)\n"
-        "    os.write(fd, str(os.getpid()).encode()); os.close(fd); time.sleep(4)\n"
-        "except FileExistsError:\n"
-        "    pass\n")
+        "d = os.environ['ZLB_SLOW']\n"
+        "open(os.path.join(d, str(os.getpid())), 'w').close()\n"
+        "t = time.time() + 5\n"
+        "while len(os.listdir(d)) < 2 and time.time() < t:\n"
+        "    time.sleep(0.02)\n"
+        "if os.getpid() == min(int(x) for x in os.listdir(d)):\n"
+        "    time.sleep(4)\n")
+    (tmp_path / "slow").mkdir()
     p, env = _spare_server(tmp_path, "zlb_first_slow",
                            {"ZL_FG_SPARES": "2", "ZLB_SLOW": str(tmp_path / "slow")})
     try:
@@ -369,11 +378,11 @@ def test_request_goes_to_the_first_ready_spare(tmp_path):
     finally:
         p.terminate()
         p.wait(10)
+    first_two = sorted(int(x) for x in os.listdir(tmp_path / "slow"))[:2]
     text = (tmp_path / "server.log").read_text()
-    pids = sorted(int(x) for x in re.findall(r"forkserver\[(\d+)\]: spare: ready", text))
-    slow = int((tmp_path / "slow").read_text())
-    if pids and slow > pids[0]:
-        pytest.skip("the younger spare imported first: nothing to choose between")
+    ready = [int(x) for x in re.findall(r"forkserver\[(\d+)\]: spare: ready", text)]
+    # The one ready was the younger: the request did not wait for the older.
+    assert ready and ready[0] == first_two[1], (first_two, text)
     assert took < 2.5, f"the request waited {took:.2f} s: for the oldest spare"
 
 
