@@ -156,9 +156,10 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     return zlb_error_set(err, ZLB_EUNSUPPORTED, "backend '%s' has no graphs",
                          b->desc->name);
 
-  /* Explicit warm-up first: autotuning and JIT must be finished before
-   * capture, or they land inside the graph (or break it). The estimate is
-   * the direct timer's, without a flush: graph replays run L2-warm. */
+  /* The estimate first: its calls (the first one above all) finish
+   * autotuning and JIT before capture, or they would land inside the graph
+   * (or break it). It is the direct timer's, without a flush: graph
+   * replays run L2-warm. */
   if ((rc = zlb__estimate(b, caller, l, NULL, &est_ms, &est_calls, err)))
     goto out;
   m->estimate_ms = est_ms;
@@ -172,16 +173,6 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   if (k > o->graph_max_launches)
     k = o->graph_max_launches;
   m->graph_launches = (int)k;
-
-  /* The direct timer's warm-up count, less the calls that warm up anyway:
-   * the estimate's and the K of the untimed upload replay. warmup_ms is
-   * then the device time the function has run before the first sample,
-   * as long as Triton's warm-up, not that plus the set-up's. */
-  zlb__counts(o, est_ms, GRAPH_MAX_REPLAYS, &n_warm, &replays);
-  n_warm = graph_warm_calls(n_warm, est_calls, k);
-  for (long i = 0; i < n_warm; i++)
-    if ((rc = l->call(l->ctx, caller, err)))
-      goto out;
 
   /* The side stream waits for everything already queued on the caller's
    * stream (FlagTree #1127: the upstream timer did not). */
@@ -233,6 +224,24 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     rc = zlb__classify(b, "graph", ZLB_PHASE_INSTANTIATE, &cause, fail, err);
     goto out;
   }
+
+  /* The warm-up, once the graph exists: a function that cannot be captured
+   * (a host synchronisation) falls back to the direct timer, which warms
+   * up again, so a warm-up before the capture was spent for nothing (for a
+   * host-bound call, warmup_ms of calls can take ten times as long). It is
+   * the direct timer's count less the calls that warm up anyway: the
+   * estimate's and the K of the untimed upload replay. warmup_ms is then
+   * the device time the function has run before the first sample, as long
+   * as Triton's warm-up, not that plus the set-up's. The side stream's
+   * replays come after it. */
+  zlb__counts(o, est_ms, GRAPH_MAX_REPLAYS, &n_warm, &replays);
+  n_warm = graph_warm_calls(n_warm, est_calls, k);
+  for (long i = 0; i < n_warm; i++)
+    if ((rc = l->call(l->ctx, caller, err)))
+      goto out;
+  if ((rc = b->v->stream_wait(b, side, caller, err)))
+    goto out;
+
   /* First replay uploads the graph; it is not timed. */
   if (b->v->graph_launch(b, x, side, &cause) || b->v->stream_sync(b, side, &cause)) {
     rc = zlb__classify(b, "graph", ZLB_PHASE_REPLAY, &cause, fail, err);

@@ -594,6 +594,39 @@ static void test_graph_warmup_counts_setup(void **state) {
   b->v->stream_destroy(b, s);
 }
 
+/* A capture that is refused costs the estimate's calls only: the warm-up
+ * comes once the graph exists, since the direct timer that takes over
+ * warms up again (for a host-bound call that warm-up was many times its
+ * budget). With 3 ms of warm-up over 0.1 ms calls the old order made 30
+ * more calls before the capture failed. */
+static void test_graph_refused_spends_no_warmup(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  static const char *faults[] = {"capture:refused", "instantiate:refused"};
+  (void)state;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+    struct fake f = {0, 0, 0, 0, 0, 100, 0};
+    zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
+    zlb_timing_opts_t o = quick_opts();
+    zlb_measurement_t m;
+    zlb_graph_failure_t fail;
+    memset(&m, 0, sizeof(m));
+    o.warmup_ms = 3.0;
+    setenv("ZL_TEST_FAULT", faults[i], 1);
+    assert_int_equal(zlb_time_graph(b, s, &l, &o, &m, &fail, &e), ZLB_EREFUSED);
+    unsetenv("ZL_TEST_FAULT");
+    zlb_error_clear(&e);
+    /* priming, one, five: the estimate's; nothing else outside the capture */
+    if (f.calls - f.calls_while_guarded != 7)
+      fail_msg("%s: %ld eager calls before the failure, want the estimate's 7", faults[i],
+               (long)(f.calls - f.calls_while_guarded));
+    zlb_measurement_release(&m);
+  }
+  b->v->stream_destroy(b, s);
+}
+
 /* The trace timer needs the backend's activity tracer (the test backend's
  * sees only its empty kernel: here it has none). */
 static void test_trace_needs_tracer(void **state) {
@@ -1287,6 +1320,7 @@ int main(void) {
       cmocka_unit_test(test_primed_and_long_estimate),
       cmocka_unit_test(test_graph_budget_in_time),
       cmocka_unit_test(test_graph_warmup_counts_setup),
+      cmocka_unit_test(test_graph_refused_spends_no_warmup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
