@@ -13,6 +13,11 @@ kernel, at five sizes from about 1 us to about 1 ms, it measures:
                50 ms: the graph timer's own load (clocks, power cap) with
                CUPTI's kernel time, so graph - cupti_replay is what the
                timer adds (gaps between kernels, replay overhead)
+  cupti_replay_span  the same replays' first kernel start to last kernel
+               end, per call: kernels and the gaps between them, by the
+               device's clock, so graph - cupti_replay_span is what the
+               timer adds beyond what the device spent on the calls (the
+               replay's launch and events)
   zlb_graph    zlbench.do_bench(fn, return_mode="median") (the graph timer)
   zlb_noise    zlbench.measure(fn, return_mode="median", stop="noise"): the
                graph timer stopped when its samples' noise is under 0.5 %
@@ -214,9 +219,11 @@ def cupti_ms(fn, calls, flush):
 
 
 def cupti_replay_ms(fn, k):
-    """Kernel time per call (ms) while a torch graph of k calls replays back
-    to back for about 50 ms: median over replays of the replay's summed
-    kernel time / k."""
+    """(kernel time, span) per call (ms) while a torch graph of k calls
+    replays back to back for about 50 ms: medians over replays of the
+    replay's summed kernel time / k, and of its first kernel's start to its
+    last kernel's end / k (the kernels and the gaps between them: what the
+    device spent on the k calls, by its own clock)."""
     per_call = len(_profile(fn))
     if per_call == 0:
         raise RuntimeError("the profiler saw no device activity for one call")
@@ -245,7 +252,8 @@ def cupti_replay_ms(fn, k):
     g.reset()
     if len(groups) < reps // 2:
         raise RuntimeError(f"attributed {len(groups)} of {reps} replays ({len(spans)} spans)")
-    return st.median(sum(e - s for s, e, _ in gr) * 1e-6 for gr in groups) / k
+    return (st.median(sum(e - s for s, e, _ in gr) * 1e-6 for gr in groups) / k,
+            st.median((max(e for _, e, _ in gr) - gr[0][0]) * 1e-6 for gr in groups) / k)
 
 
 # ---- one case --------------------------------------------------------------------------
@@ -269,9 +277,10 @@ def run_case(op, impl, size, flush, args):
     rec["zlb_graph_marker"] = res.marker
     rec["zlb_graph_K"] = res.graph_launches
     try:
-        rec["cupti_replay"] = cupti_replay_ms(fn, max(1, res.graph_launches or 1))
+        rec["cupti_replay"], rec["cupti_replay_span"] = cupti_replay_ms(
+            fn, max(1, res.graph_launches or 1))
     except Exception as e:  # the other columns still count
-        rec["cupti_replay"] = float("nan")
+        rec["cupti_replay"] = rec["cupti_replay_span"] = float("nan")
         rec["cupti_replay_error"] = f"{type(e).__name__}: {e}"
     t0 = time.perf_counter()
     resn = zlbench.measure(fn, return_mode="median", warmup=25, rep=100, stop="noise",
@@ -288,6 +297,7 @@ def run_case(op, impl, size, flush, args):
         rec["tt_cudagraph"] = tt.do_bench_cudagraph(fn, return_mode="median")
     rec["pass"] = within_target(rec["zlb_graph"], rec["cupti_warm"])
     rec["pass_replay"] = within_target(rec["zlb_graph"], rec["cupti_replay"])
+    rec["pass_span"] = within_target(rec["zlb_graph"], rec["cupti_replay_span"])
     rec["pass_noise"] = within_target(rec["zlb_noise"], rec["cupti_warm"])
     return rec
 
@@ -321,25 +331,30 @@ def table(records, meta):
              "Latencies in us (median). Graph timers (zlb_graph, tt_cudagraph) against CUPTI "
              "with L2 warm, direct timers (zlb_direct, tt_do_bench) against CUPTI after an L2 "
              "flush. CUPTI replay: kernel time per call while a torch graph of the same K "
-             "calls replays back to back (the graph timer's own load). Pass: zlb_graph within "
-             "2 % of the reference from 5 us, within 0.5 us below, against CUPTI warm and "
-             "against CUPTI replay. Wall: seconds per measurement, zlbench.do_bench vs "
+             "calls replays back to back (the graph timer's own load); CUPTI span: the same "
+             "replays' first kernel start to last kernel end per call (kernels and the gaps "
+             "between them). Pass: zlb_graph within "
+             "2 % of the reference from 5 us, within 0.5 us below, against CUPTI warm, "
+             "CUPTI replay and CUPTI span. Wall: seconds per measurement, zlbench.do_bench vs "
              "triton.testing.do_bench.", "",
-             "| op | impl | shape | CUPTI warm | CUPTI replay | zlb graph | err % | err % replay | "
+             "| op | impl | shape | CUPTI warm | CUPTI replay | CUPTI span | zlb graph | err % | "
+             "err % replay | err % span | "
              "zlb noise | err % | replays | wall noise | tt cudagraph | err % | CUPTI cold | zlb direct | err % | tt do_bench | err % | "
-             "wall zlb | wall tt | pass | pass replay | marker |",
+             "wall zlb | wall tt | pass | pass replay | pass span | marker |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-             "---|---|---|---|"]
+             "---|---|---|---|---|---|---|"]
     for r in records:
         if "error" in r:
             lines.append(f"| {r['op']} | {r['impl']} | {r.get('desc', r['size'])} | "
-                         + " | ".join(["-"] * 18) + f" | ERROR | - | {r['error'][:80]} |")
+                         + " | ".join(["-"] * 20) + f" | ERROR | - | - | {r['error'][:80]} |")
             continue
         w, c, rp = r["cupti_warm"], r["cupti_cold"], r.get("cupti_replay", float("nan"))
+        sp = r.get("cupti_replay_span", float("nan"))
         lines.append(
             f"| {r['op']} | {r['impl']} | {r['desc']} | {fmt(w * 1e3)} | {fmt(rp * 1e3)} | "
+            f"{fmt(sp * 1e3)} | "
             f"{fmt(r['zlb_graph'] * 1e3)} | {fmt(err_pct(r['zlb_graph'], w), 1)} | "
-            f"{fmt(err_pct(r['zlb_graph'], rp), 1)} | "
+            f"{fmt(err_pct(r['zlb_graph'], rp), 1)} | {fmt(err_pct(r['zlb_graph'], sp), 1)} | "
             f"{fmt(r['zlb_noise'] * 1e3)} | {fmt(err_pct(r['zlb_noise'], w), 1)} | "
             f"{r['zlb_noise_replays']} | {fmt(r['wall_zlb_noise'], 3)} | "
             f"{fmt(r['tt_cudagraph'] * 1e3)} | {fmt(err_pct(r['tt_cudagraph'], w), 1)} | "
@@ -347,15 +362,17 @@ def table(records, meta):
             f"{fmt(r['tt_do_bench'] * 1e3)} | {fmt(err_pct(r['tt_do_bench'], c), 1)} | "
             f"{fmt(r['wall_zlb'], 3)} | {fmt(r['wall_triton'], 3)} | "
             f"{'PASS' if r['pass'] else 'FAIL'} | {'PASS' if r.get('pass_replay') else 'FAIL'} | "
-            f"{r['zlb_graph_marker']} |")
+            f"{'PASS' if r.get('pass_span') else 'FAIL'} | {r['zlb_graph_marker']} |")
     ok = [r for r in records if "error" not in r]
     npass = sum(r["pass"] for r in ok)
     nrep = sum(bool(r.get("pass_replay")) for r in ok)
+    nspan = sum(bool(r.get("pass_span")) for r in ok)
     slower = sum(r["wall_zlb"] > r["wall_triton"] for r in ok)
     npn = sum(bool(r.get("pass_noise")) for r in ok)
     slower_n = sum(r["wall_zlb_noise"] > r["wall_triton"] for r in ok)
     lines += ["", f"Fidelity: {npass}/{len(ok)} cases pass against CUPTI warm, {nrep}/{len(ok)} "
-              f"against CUPTI replay ({len(records) - len(ok)} errors). "
+              f"against CUPTI replay, {nspan}/{len(ok)} against CUPTI span "
+              f"({len(records) - len(ok)} errors). "
               f"Wall time: zlbench slower than triton.testing.do_bench in {slower}/{len(ok)} cases.",
               f"Noise stop: {npn}/{len(ok)} cases pass against CUPTI warm; slower than "
               f"triton.testing.do_bench in {slower_n}/{len(ok)} cases.",
