@@ -11,6 +11,11 @@
 #   fidelity_spin  the same over kernels of known duration, 1 us to 1 ms
 #            (bench/fidelity/cases_spin.txt), with the queue timer's targets;
 #            not in the default list
+#   pyfid    bench/python/run.sh: the Python package against CUPTI and
+#            Triton (torch and triton needed); not in the default list
+#   fgtime   bench/flaggems/childtime.sh: FlagGems' seconds per operator in
+#            the batch (FlagGems in .flaggems, FG_RUNS, OWN_S); not in the
+#            default list
 # Usage: bash bench/gpu_all.sh [stage ...]
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -174,6 +179,26 @@ stage_fidelity_spin() {
   cp "$WORK/fidelity-spin/table.md" "$OUT/table-spin.md" 2>/dev/null
   (cd "$WORK/fidelity-spin/work" && tar -czf "$LOGS/fidelity-spin-runs.tar.gz" ./*.json ./*.log) 2>/dev/null
   tail -30 "$WORK/fidelity-spin/table.md" 2>/dev/null | tee -a "$SUMMARY"
+}
+
+# The Python package's fidelity table (issue 10's numbers).
+stage_pyfid() {
+  timeout "${PYFID_LIMIT:-240}" bash "$ROOT/bench/python/run.sh" "$BUILD" "$WORK/pyfid" \
+    >"$LOGS/pyfid.log" 2>&1
+  note "pyfid: rc=$?"
+  cp "$WORK/pyfid/fidelity.md" "$OUT/pyfid.md" 2>/dev/null
+  cp "$WORK/pyfid/fidelity.json" "$LOGS/pyfid.json" 2>/dev/null
+  tail -4 "$WORK/pyfid/fidelity.md" 2>/dev/null | tee -a "$SUMMARY"
+}
+
+# FlagGems' seconds per operator in the batch against its own kernel mode.
+stage_fgtime() {
+  RUNS="${FG_RUNS:-cold spares3 spares3b}" BUILD="$BUILD" OUT="$WORK/fgtime" \
+    timeout "${FGTIME_LIMIT:-300}" bash "$ROOT/bench/flaggems/childtime.sh" >"$LOGS/fgtime.log" 2>&1
+  note "fgtime: rc=$?"
+  cp "$WORK/fgtime/childtime.tsv" "$OUT/" 2>/dev/null
+  (cd "$WORK" && tar -czf "$LOGS/fgtime.tar.gz" fgtime) 2>/dev/null
+  grep -A12 '^seconds per operator' "$LOGS/fgtime.log" | tee -a "$SUMMARY"
 }
 
 for s in $STAGES; do
