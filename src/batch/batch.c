@@ -282,11 +282,8 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   if (!o->list_only && ((rc = zlb_check_writable_dir(o->out_dir, err)) ||
                         (rc = lock_out_dir(o->out_dir, &lock_fd, err))))
     goto out;
-  if ((rc = zlb__discover_devices(&b, &ndev, err)) || (rc = b.prov->discover(&b, &reg, err)) ||
-      (rc = b.prov->select(&b, &reg, &sel, err)))
+  if ((rc = zlb__discover_devices(&b, &ndev, err)))
     goto out;
-  b.reg_names = &reg.names;
-  b.selection = &sel;
   /* A grant the batch inherits (a scheduler's, or the user's): the
    * devices it sees are the grant's entries, in order. */
   if (b.vis_env[0] && getenv(b.vis_env))
@@ -327,6 +324,17 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
                        b.backend, b.devices.n);
     goto out;
   }
+  /* The provider's helpers (FlagGems' fork servers: torch and flag_gems
+   * imported for 6-7 s before the first child can start) start now,
+   * beside the operator scan (a Python process of its own), the selection
+   * and the resume checks, instead of after them. A batch with nothing
+   * left to run stops them at its end, as every batch does. */
+  if (b.prov->start && !o->list_only && !(o->interrupted && *o->interrupted))
+    b.prov->start(&b);
+  if ((rc = b.prov->discover(&b, &reg, err)) || (rc = b.prov->select(&b, &reg, &sel, err)))
+    goto out;
+  b.reg_names = &reg.names;
+  b.selection = &sel;
   zlb_path_join(&b.status_path, o->out_dir, "ops_status.csv");
   if ((rc = zlb__status_read(b.status_path.buf, &b.prev, &b.nprev, err)))
     goto out;
@@ -407,13 +415,6 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
       break;
   }
 
-  if (b.prov->start && !b.fatal.code && !(o->interrupted && *o->interrupted)) {
-    int queued = 0;
-    for (size_t i = 0; i < b.njobs; i++)
-      queued |= b.jobs[i].state == ZLB__JOB_QUEUED;
-    if (queued)
-      b.prov->start(&b);
-  }
   while (!(o->interrupted && *o->interrupted) && !b.fatal.code) {
     int running = 0, pending = 0;
     zlb__servers_poll(&b, 0);

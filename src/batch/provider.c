@@ -462,6 +462,17 @@ static void fg_start(zlb__batch_t *b) {
   const char *off = getenv("ZL_FG_FORKSERVER"), *tmp = getenv("TMPDIR");
   if (off && !strcmp(off, "0"))
     return;
+  if (!b->python[0]) {
+    /* Before the operator scan, which finds it too (and says so when it
+     * cannot): without an interpreter there is nothing to start. */
+    zlb_strbuf_t py = ZLB_STRBUF_INIT;
+    int found = find_program(python_name(), &py);
+    if (found)
+      zlb_strlcpy(b->python, py.buf, sizeof(b->python));
+    zlb_strbuf_release(&py);
+    if (!found)
+      return;
+  }
   if (!tmp || !*tmp || strlen(tmp) > 60)
     tmp = "/tmp";
   b->servers = zlb_xcalloc(b->devices.n, sizeof(zlb__server_t));

@@ -263,4 +263,29 @@ expect_in "$TMP/out" "note: the fork server of device 0 ended (exit 1)"
 expect_in "$TMP/bad/forkserver-0.log" "this preload ends the server"
 [ "$(csv_field "$TMP/bad/ops_status.csv" abs status)" = ok ] || fail "abs without its fork server"
 expect_in "$TMP/bad/ops/abs/stderr.log" "running pytest directly"
+# ---- the fork server starts beside the operator scan ----------------------------
+# An interpreter whose operator scan takes 1.5 s: the server starts before
+# the scan ends (it used to start after the scan, the selection and the
+# resume checks).
+cat >"$TMP/slowscan" <<EOF
+#!/bin/sh
+case "\$*" in
+  *zlbench.flaggems_discover*) date +%s.%N >"$TMP/scan_at"; sleep 1.5 ;;
+  *zlbench.forkserver*) date +%s.%N >"$TMP/server_at" ;;
+esac
+exec '$TMP/python' "\$@"
+EOF
+chmod +x "$TMP/slowscan"
+expect_rc 0 env ZL_PYTHON="$TMP/slowscan" "$ZLBENCH" batch $FG $FAST --ops add --dtypes float16 \
+  --out "$TMP/early" --progress never
+[ -s "$TMP/scan_at" ] && [ -s "$TMP/server_at" ] || fail "no scan or server start recorded"
+awk -v s="$(cat "$TMP/scan_at")" -v v="$(cat "$TMP/server_at")" 'BEGIN { exit !(v < s + 1.0) }' ||
+  fail "the fork server started $(awk -v s="$(cat "$TMP/scan_at")" -v v="$(cat "$TMP/server_at")" \
+    'BEGIN { printf "%.2f", v - s }') s after the scan began: after the scan"
+[ "$(csv_field "$TMP/early/ops_status.csv" add status)" = ok ] || fail "early: add"
+# --list starts none.
+rm -f "$TMP/server_at"
+expect_rc 0 env ZL_PYTHON="$TMP/slowscan" "$ZLBENCH" batch $FG --list
+[ ! -e "$TMP/server_at" ] || fail "--list started a fork server"
+
 echo "ok: batch --provider flaggems"
