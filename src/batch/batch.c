@@ -206,6 +206,31 @@ void zlb__servers_poll(zlb__batch_t *b, int stop) {
   }
 }
 
+void zlb__servers_keep_logs(zlb__batch_t *b) {
+  for (size_t d = 0; b->servers && d < b->devices.n; d++) {
+    zlb__server_t *sv = &b->servers[d];
+    char part[sizeof(sv->log) + 8];
+    if (!sv->log[0] || sv->log_kept)
+      continue;
+    snprintf(part, sizeof(part), "%s.part", sv->log);
+    if (rename(part, sv->log) == 0 || errno == ENOENT)
+      sv->log_kept = 1;
+  }
+}
+
+/* The logs of servers whose batch ran no child: an earlier run's log, if
+ * any, stays as it was. */
+static void servers_drop_logs(zlb__batch_t *b) {
+  for (size_t d = 0; b->servers && d < b->devices.n; d++) {
+    zlb__server_t *sv = &b->servers[d];
+    char part[sizeof(sv->log) + 8];
+    if (!sv->log[0] || sv->log_kept)
+      continue;
+    snprintf(part, sizeof(part), "%s.part", sv->log);
+    unlink(part);
+  }
+}
+
 /* res->not_ok: the finished operators that are not ok, counted by status,
  * the most frequent first (ties in order of first appearance). */
 static void not_ok_breakdown(const zlb__batch_t *b, zlb_batch_result_t *res) {
@@ -415,6 +440,14 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
       break;
   }
 
+  {
+    /* Children will run: the servers' logs are this batch's. */
+    int queued = 0;
+    for (size_t i = 0; i < b.njobs; i++)
+      queued |= b.jobs[i].state == ZLB__JOB_QUEUED;
+    if (queued)
+      zlb__servers_keep_logs(&b);
+  }
   while (!(o->interrupted && *o->interrupted) && !b.fatal.code) {
     int running = 0, pending = 0;
     zlb__servers_poll(&b, 0);
@@ -490,6 +523,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   }
 out:
   zlb__servers_poll(&b, 1); /* the helpers end with the batch, on every path */
+  servers_drop_logs(&b);
   free(b.servers);
   for (size_t i = 0; i < b.njobs; i++)
     free(b.jobs[i].l2);

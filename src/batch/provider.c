@@ -484,6 +484,8 @@ static void fg_start(zlb__batch_t *b) {
     snprintf(sv->sock, sizeof(sv->sock), "%s/zlb-fg-%ld-%zu.sock", tmp, (long)getpid(), d);
     zlb_strbuf_addf(&name, "forkserver-%s.log", b->devices.v[d]);
     zlb_path_join(&log, b->o->out_dir, name.buf);
+    zlb_strlcpy(sv->log, log.buf, sizeof(sv->log));
+    zlb_strbuf_addstr(&log, ".part"); /* until the batch has children to run */
     zlb_strvec_push(&argv, b->python);
     zlb_strvec_push(&argv, "-m");
     zlb_strvec_push(&argv, "zlbench.forkserver");

@@ -283,6 +283,16 @@ awk -v s="$(cat "$TMP/scan_at")" -v v="$(cat "$TMP/server_at")" 'BEGIN { exit !(
   fail "the fork server started $(awk -v s="$(cat "$TMP/scan_at")" -v v="$(cat "$TMP/server_at")" \
     'BEGIN { printf "%.2f", v - s }') s after the scan began: after the scan"
 [ "$(csv_field "$TMP/early/ops_status.csv" add status)" = ok ] || fail "early: add"
+# A batch that runs no child (all resumed, or an unknown operator) leaves
+# an earlier run's server log as it was, and no .part behind.
+printf 'earlier run\n' >"$TMP/early/forkserver-0.log"
+expect_rc 0 "$ZLBENCH" batch $FG $FAST --ops add --dtypes float16 --out "$TMP/early" --progress never
+expect_in "$TMP/out" "1 resumed"
+expect_rc 2 "$ZLBENCH" batch $FG $FAST --ops add,nosuchop --out "$TMP/early" --progress never
+expect_in "$TMP/err" "unknown operator 'nosuchop'"
+[ "$(cat "$TMP/early/forkserver-0.log")" = "earlier run" ] ||
+  fail "a batch that ran no child rewrote the server log: $(head -3 "$TMP/early/forkserver-0.log")"
+ls "$TMP/early"/*.part >/dev/null 2>&1 && fail "server logs left behind: $(ls "$TMP/early")"
 # --list starts none.
 rm -f "$TMP/server_at"
 expect_rc 0 env ZL_PYTHON="$TMP/slowscan" "$ZLBENCH" batch $FG --list
