@@ -206,28 +206,20 @@ void zlb__servers_poll(zlb__batch_t *b, int stop) {
   }
 }
 
-void zlb__servers_keep_logs(zlb__batch_t *b) {
+/* keep: the servers' .part logs take their names (the batch has children
+ * to run); else those not kept are removed (it ran none: an earlier run's
+ * log, if any, stays as it was). */
+static void servers_logs(zlb__batch_t *b, int keep) {
   for (size_t d = 0; b->servers && d < b->devices.n; d++) {
     zlb__server_t *sv = &b->servers[d];
     char part[sizeof(sv->log) + 8];
     if (!sv->log[0] || sv->log_kept)
       continue;
     snprintf(part, sizeof(part), "%s.part", sv->log);
-    if (rename(part, sv->log) == 0 || errno == ENOENT)
+    if (!keep)
+      unlink(part);
+    else if (rename(part, sv->log) == 0 || errno == ENOENT)
       sv->log_kept = 1;
-  }
-}
-
-/* The logs of servers whose batch ran no child: an earlier run's log, if
- * any, stays as it was. */
-static void servers_drop_logs(zlb__batch_t *b) {
-  for (size_t d = 0; b->servers && d < b->devices.n; d++) {
-    zlb__server_t *sv = &b->servers[d];
-    char part[sizeof(sv->log) + 8];
-    if (!sv->log[0] || sv->log_kept)
-      continue;
-    snprintf(part, sizeof(part), "%s.part", sv->log);
-    unlink(part);
   }
 }
 
@@ -446,7 +438,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     for (size_t i = 0; i < b.njobs; i++)
       queued |= b.jobs[i].state == ZLB__JOB_QUEUED;
     if (queued)
-      zlb__servers_keep_logs(&b);
+      servers_logs(&b, 1);
   }
   while (!(o->interrupted && *o->interrupted) && !b.fatal.code) {
     int running = 0, pending = 0;
@@ -523,7 +515,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   }
 out:
   zlb__servers_poll(&b, 1); /* the helpers end with the batch, on every path */
-  servers_drop_logs(&b);
+  servers_logs(&b, 0);
   free(b.servers);
   for (size_t i = 0; i < b.njobs; i++)
     free(b.jobs[i].l2);

@@ -112,7 +112,7 @@ typedef struct zlb__server {
   int on;             /* started and not yet ended */
   char sock[108];     /* its UNIX socket ("" none) */
   /* Its log: written to `log`.part until the batch has children to run
-   * (zlb__servers_keep_logs), so that a batch that ends before (a bad
+   * (batch.c, servers_logs), so that a batch that ends before (a bad
    * option, nothing left to run) leaves an earlier run's log as it was. */
   char log[1024];
   int log_kept;
@@ -199,9 +199,6 @@ void zlb__push_device_env(const zlb__batch_t *b, int slot, zlb_strvec_t *env);
 /* Poll the helpers (a helper that ended is noted and not used again);
  * stop them all with `stop`. */
 void zlb__servers_poll(zlb__batch_t *b, int stop);
-/* The servers' logs become <out>/forkserver-<device>.log (the batch has
- * children to run); without this call they are removed at the end. */
-void zlb__servers_keep_logs(zlb__batch_t *b);
 
 /* job.c: one operator's state machine. */
 int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
