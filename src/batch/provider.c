@@ -207,31 +207,35 @@ int zlb__flaggems_parse_ops(const char *text, zlb__registered_t *reg, zlb_strvec
   return rc;
 }
 
+/* The interpreter (ZL_PYTHON, else python3 on the PATH) as an absolute
+ * path in b->python, looked up once (the fork servers may start before the
+ * operator scan): 0 when there is none. */
+static int fg_python(zlb__batch_t *b) {
+  zlb_strbuf_t py = ZLB_STRBUF_INIT;
+  int found;
+  if (b->python[0])
+    return 1;
+  if ((found = find_program(python_name(), &py)))
+    zlb_strlcpy(b->python, py.buf, sizeof(b->python));
+  zlb_strbuf_release(&py);
+  return found;
+}
+
 static int fg_discover(zlb__batch_t *b, zlb__registered_t *reg, zlb_error_t *err) {
   const zlb_batch_opts_t *o = b->o;
   zlb_strvec_t argv = ZLB_STRVEC_INIT, env = ZLB_STRVEC_INIT;
-  zlb_strbuf_t py = ZLB_STRBUF_INIT, out = ZLB_STRBUF_INIT, errout = ZLB_STRBUF_INIT,
-               pp = ZLB_STRBUF_INIT, bench = ZLB_STRBUF_INIT;
+  zlb_strbuf_t out = ZLB_STRBUF_INIT, errout = ZLB_STRBUF_INIT, pp = ZLB_STRBUF_INIT;
   zlb_exit_t ex;
   int rc;
-  zlb_path_join(&bench, o->flaggems_dir, "benchmark");
-  if (!zlb_is_dir(bench.buf)) {
-    rc = zlb_error_set(err, ZLB_EINVAL,
-                       "--flaggems %s: no benchmark/ folder there; give the root of a "
-                       "FlagGems checkout",
-                       o->flaggems_dir);
-    goto out;
-  }
-  if (!find_program(python_name(), &py)) {
+  if (!fg_python(b)) {
     rc = zlb_error_set(err, ZLB_EUNAVAIL,
                        "cannot find the Python interpreter '%s' (set ZL_PYTHON)", python_name());
     goto out;
   }
-  zlb_strlcpy(b->python, py.buf, sizeof(b->python));
   python_path(b, &pp);
   zlb_strvec_push(&env, pp.buf);
   zlb_strvec_push(&env, "PYTHONDONTWRITEBYTECODE=1");
-  zlb_strvec_push(&argv, py.buf);
+  zlb_strvec_push(&argv, b->python);
   zlb_strvec_push(&argv, "-m");
   zlb_strvec_push(&argv, "zlbench.flaggems_discover");
   zlb_strvec_push(&argv, o->flaggems_dir);
@@ -247,18 +251,16 @@ static int fg_discover(zlb__batch_t *b, zlb__registered_t *reg, zlb_error_t *err
     rc = zlb_error_set(err, ex.code == 2 ? ZLB_EINVAL : ZLB_EUNAVAIL,
                        "the FlagGems operator scan (%s -m zlbench.flaggems_discover %s) "
                        "failed (%s): %.300s",
-                       py.buf, o->flaggems_dir, what, errout.len ? errout.buf : "no message");
+                       b->python, o->flaggems_dir, what, errout.len ? errout.buf : "no message");
     goto out;
   }
   rc = zlb__flaggems_parse_ops(out.buf, reg, &b->op_files, err);
 out:
   zlb_strvec_release(&argv);
   zlb_strvec_release(&env);
-  zlb_strbuf_release(&py);
   zlb_strbuf_release(&out);
   zlb_strbuf_release(&errout);
   zlb_strbuf_release(&pp);
-  zlb_strbuf_release(&bench);
   return rc;
 }
 
@@ -326,6 +328,17 @@ static const char *const fg_run_opts[] = {"--level", "--shape-file", "--timer", 
 
 static int fg_check(const zlb__batch_t *b, zlb_error_t *err) {
   const zlb_batch_opts_t *o = b->o;
+  zlb_strbuf_t bench = ZLB_STRBUF_INIT;
+  int is_dir;
+  /* Before anything starts (the fork servers start before the scan). */
+  zlb_path_join(&bench, o->flaggems_dir, "benchmark");
+  is_dir = zlb_is_dir(bench.buf);
+  zlb_strbuf_release(&bench);
+  if (!is_dir)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--flaggems %s: no benchmark/ folder there; give the root of a "
+                         "FlagGems checkout",
+                         o->flaggems_dir);
   for (size_t i = 0; i < o->run_args.n; i++) {
     const char *a = o->run_args.v[i];
     int known = 0;
@@ -462,17 +475,10 @@ static void fg_start(zlb__batch_t *b) {
   const char *off = getenv("ZL_FG_FORKSERVER"), *tmp = getenv("TMPDIR");
   if (off && !strcmp(off, "0"))
     return;
-  if (!b->python[0]) {
-    /* Before the operator scan, which finds it too (and says so when it
-     * cannot): without an interpreter there is nothing to start. */
-    zlb_strbuf_t py = ZLB_STRBUF_INIT;
-    int found = find_program(python_name(), &py);
-    if (found)
-      zlb_strlcpy(b->python, py.buf, sizeof(b->python));
-    zlb_strbuf_release(&py);
-    if (!found)
-      return;
-  }
+  /* Without an interpreter there is nothing to start; the operator scan
+   * then says so. */
+  if (!fg_python(b))
+    return;
   if (!tmp || !*tmp || strlen(tmp) > 60)
     tmp = "/tmp";
   b->servers = zlb_xcalloc(b->devices.n, sizeof(zlb__server_t));

@@ -293,6 +293,12 @@ expect_in "$TMP/err" "unknown operator 'nosuchop'"
 [ "$(cat "$TMP/early/forkserver-0.log")" = "earlier run" ] ||
   fail "a batch that ran no child rewrote the server log: $(head -3 "$TMP/early/forkserver-0.log")"
 ls "$TMP/early"/*.part >/dev/null 2>&1 && fail "server logs left behind: $(ls "$TMP/early")"
+# A --flaggems that is not a checkout is refused before any server starts.
+rm -f "$TMP/server_at"
+expect_rc 2 env ZL_PYTHON="$TMP/slowscan" "$ZLBENCH" batch --provider flaggems --flaggems "$TMP/cwd" \
+  --backend host --out "$TMP/notfg" --progress never
+expect_in "$TMP/err" "no benchmark/ folder"
+[ ! -e "$TMP/server_at" ] || fail "a fork server started for a --flaggems without benchmark/"
 # --list starts none.
 rm -f "$TMP/server_at"
 expect_rc 0 env ZL_PYTHON="$TMP/slowscan" "$ZLBENCH" batch $FG --list
