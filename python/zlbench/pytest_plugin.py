@@ -91,12 +91,13 @@ class _State:
         # fork-server child) to each stage, and the measurements' share.
         # A fork-server child counts from its request (a spare started
         # earlier and imported ahead of it); any other from its start.
-        self.proc_start = _request_at() or _process_start()
+        self.request_at = _request_at()     # None without the fork server
+        self.proc_start = self.request_at or _process_start()
         self.from_spare = os.environ.get("ZL_FG_SPARE_USED") == "1"
         # The batch's spawn of the client to the server's taking of the
         # request (the client's own start), when both are known.
         spawn = _epoch_env("ZL_SPAWN_AT")
-        req = _request_at()
+        req = self.request_at
         self.client_start_s = round(req - spawn, 3) if spawn and req and req >= spawn else None
         self.quiet = None        # {"wait_s", "held"} once the quiet lock was asked for
         self.marks = {}
@@ -120,7 +121,7 @@ class _State:
         out["measures"] = self.measures
         out["write_s"] = round(self.write_s, 3)
         out["client_start_s"] = self.client_start_s
-        out["request_at"] = _request_at()   # epoch seconds; None without the fork server
+        out["request_at"] = self.request_at   # epoch seconds
         if self.quiet is not None:
             out["quiet_wait_s"] = self.quiet["wait_s"]
             out["quiet_held"] = self.quiet["held"]
@@ -557,8 +558,8 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_unconfigure(config):
     # A batch's child ends right after this: pytest's clean-up then runs
     # gc.collect() five times (pytest 8.4+, to report unraisable
-    # exceptions), 0.3-1 s over a heap of torch, triton, flag_gems and what
-    # their first calls imported. Objects alive now are the process's
+    # exceptions), about 0.3 s over a heap of torch, triton and flag_gems
+    # on the H200. Objects alive now are the process's
     # until its _exit: freezing them leaves the collections only what the
     # clean-up itself makes. A batch's child only (ZL_FG_OUT): a run of
     # the plugin by hand keeps pytest's full report.
