@@ -295,20 +295,23 @@ def test_spare_still_importing_gets_no_request(tmp_path):
     assert "ended before its request (status 2304)" in text, text
 
 
-def _spare_server(tmp_path, spare, env_extra=None, wait_s=None):
+def _spare_server(tmp_path, spare, env_extra=None, wait_s=None, patch=None):
     """A server (preload json) whose spares import `spare`, a module in
-    tmp_path/mods; SPARE_WAIT_S patched to wait_s when given. (process,
-    the client's environment)."""
+    tmp_path/mods (None: no spares); the module's constants in `patch`
+    set first, SPARE_WAIT_S to wait_s when given. (process, the client's
+    environment)."""
     sock = str(tmp_path / "s.sock")
     env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
-               XDG_CACHE_HOME=str(tmp_path / "cache"), **(env_extra or {}))
+               XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("ZL_FG_SPARE", None)
+    env.update(env_extra or {})
+    patch = dict(patch or {}, **({"SPARE_WAIT_S": wait_s} if wait_s is not None else {}))
     code = ("import sys, zlbench.forkserver as f\n"
-            + (f"f.SPARE_WAIT_S = {wait_s}\n" if wait_s is not None else "")
+            + "".join(f"f.{k} = {v!r}\n" for k, v in patch.items())
             + "sys.exit(f.main())\n")
     with open(tmp_path / "server.log", "w") as log:
-        p = subprocess.Popen([sys.executable, "-c", code, "--socket", sock, "--preload", "json",
-                              "--spare", spare], env=env, stderr=log)
+        p = subprocess.Popen([sys.executable, "-c", code, "--socket", sock, "--preload", "json"]
+                             + (["--spare", spare] if spare else []), env=env, stderr=log)
     for _ in range(200):
         if os.path.exists(sock):
             break
@@ -658,20 +661,9 @@ def test_a_child_that_said_done_is_killed_when_it_does_not_end(tmp_path):
     killed; one still ending when the server stops is killed then."""
     (tmp_path / "mods").mkdir()
     (tmp_path / "mods" / "zlb_probe.py").write_text(PROBE)
-    sock = str(tmp_path / "s.sock")
-    env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
-               XDG_CACHE_HOME=str(tmp_path / "cache"), ZL_FG_SPARE="0")
-    code = ("import sys, zlbench.forkserver as f\nf.DRAIN_KILL_S = 0.5\n"
-            "sys.exit(f.main())\n")
-    log = open(tmp_path / "server.log", "w")
-    p = subprocess.Popen([sys.executable, "-c", code, "--socket", sock, "--preload", "json"],
-                         env=env, stderr=log)
+    p, env = _spare_server(tmp_path, None, {"ZL_FG_SPARE": "0"}, patch={"DRAIN_KILL_S": 0.5})
     try:
-        for _ in range(200):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
-        env.update(ZL_FG_SERVER=sock, ZL_FG_SERVER_PID=str(p.pid), ZL_TEST_END_DELAY_S="30")
+        env["ZL_TEST_END_DELAY_S"] = "30"
         t0 = time.monotonic()
         r = run_to_files(env, "quiet", "0", cwd=tmp_path)
         assert r.returncode == 0 and time.monotonic() - t0 < 5, r.stderr
@@ -684,7 +676,6 @@ def test_a_child_that_said_done_is_killed_when_it_does_not_end(tmp_path):
     finally:
         p.terminate()
         p.wait(10)
-        log.close()
     # A server that stops kills what is still ending.
     (tmp_path / "b").mkdir()
     p, env, log = start_server(tmp_path / "b", False)
