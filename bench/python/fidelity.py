@@ -4,8 +4,10 @@ For add, softmax, sum and mm, each as a torch operator and as a Triton
 kernel, at five sizes from about 1 us to about 1 ms, it measures:
 
   cupti_warm   kernel time per call from CUPTI (torch.profiler's CUDA
-               activity), calls back to back, L2 warm: the reference of the
-               graph timers
+               activity), calls back to back, L2 warm, after 75 ms of calls
+               (the middle of a measurement's warm-up and replays, so the
+               power state its samples see): the reference of the graph
+               timers
   cupti_cold   the same with the L2 flushed before every call: the
                reference of the direct timers
   cupti_replay kernel time per call from CUPTI while a torch graph of the
@@ -18,7 +20,14 @@ kernel, at five sizes from about 1 us to about 1 ms, it measures:
                device's clock, so graph - cupti_replay_span is what the
                timer adds beyond what the device spent on the calls (the
                replay's launch and events)
-  zlb_graph    zlbench.do_bench(fn, return_mode="median") (the graph timer)
+  zlb_graph    zlbench.do_bench(fn, return_mode="median") (the graph timer,
+               Triton's call counts: measure(..., counts="triton"))
+  zlb_budget   the same with counts="budget" (budgets of device time)
+  cupti_during / cupti_during_span  a second do_bench-like measurement run
+               under the profiler: CUPTI's kernel time and first-start to
+               last-end span of the very replays it timed, per call, beside
+               its own value (zlb_during). No other run's clocks or power
+               state: the replays are the same ones.
   zlb_noise    zlbench.measure(fn, return_mode="median", stop="noise"): the
                graph timer stopped when its samples' noise is under 0.5 %
                (at least 10 replays and 2 ms), rep=100 ms the cap
@@ -27,9 +36,10 @@ kernel, at five sizes from about 1 us to about 1 ms, it measures:
   tt_cudagraph triton.testing.do_bench_cudagraph(fn, return_mode="median")
 
 each with its error against its reference, and the wall time of one
-zlbench.do_bench and one triton.testing.do_bench call. Pass: zlb_graph within
-2 % of cupti_warm from 5 us, within 0.5 us below. One failing case is
-recorded and the table goes on.
+zlbench.do_bench (and of the budget rule) and one triton.testing.do_bench
+call. Pass: zlb_graph within 2 % of cupti_warm from 5 us, within 0.5 us
+below; pass during: zlb_during so close to cupti_during_span. One failing
+case is recorded and the table goes on.
 
 Usage (on a CUDA machine with torch and triton; ZL_LIB_DIR: the folder of
 libzlbench.so):
@@ -53,6 +63,7 @@ import triton.testing as tt
 import zlbench
 
 FLUSH_BYTES = 256 << 20
+HEAT_S = 0.075
 
 
 # ---- Triton kernels --------------------------------------------------------------
@@ -179,11 +190,25 @@ def _profile(work):
     return _device_spans(prof)
 
 
-def cupti_ms(fn, calls, flush):
-    """Median over calls of the summed device time of one call (ms)."""
+def preheat(fn, seconds):
+    """Calls back to back for `seconds` of wall time: the GPU in the power
+    state a measurement of that length reaches (an H200 GEMM slows by up to
+    a fifth under its power cap after tens of ms)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(10):
+            fn()
+        torch.cuda.synchronize()
+
+
+def cupti_ms(fn, calls, flush, heat_s=0.0):
+    """Median over calls of the summed device time of one call (ms), after
+    heat_s seconds of calls back to back."""
     per_call = len(_profile(fn))
     if per_call == 0:
         raise RuntimeError("the profiler saw no device activity for one call")
+    if heat_s > 0:
+        preheat(fn, heat_s)
 
     def warm():
         for _ in range(calls):
@@ -256,6 +281,36 @@ def cupti_replay_ms(fn, k):
             st.median((max(e for _, e, _ in gr) - gr[0][0]) * 1e-6 for gr in groups) / k)
 
 
+def cupti_during(fn, **kw):
+    """A measurement under the profiler: (its value, CUPTI kernel time per
+    call, CUPTI span per call), medians over its timed replays, which are
+    its last device work: replays x K x (activities per call). The first
+    activity of every replay must be the call's first, or the attribution
+    is refused."""
+    first = _profile(fn)
+    per_call = len(first)
+    if per_call == 0:
+        raise RuntimeError("the profiler saw no device activity for one call")
+    got = {}
+
+    def work():
+        got["res"] = zlbench.measure(fn, **kw)
+    spans = _profile(work)
+    res = got["res"]
+    k, r = res.graph_launches or 0, res.replays or 0
+    if res.timer != "graph" or k < 1 or r < 1:
+        raise RuntimeError(f"timed by {res.timer} ({res.marker}), not by graph replays")
+    n = per_call * k
+    if len(spans) < r * n:
+        raise RuntimeError(f"{len(spans)} activities, fewer than {r} replays x {n}")
+    timed = spans[len(spans) - r * n:]
+    groups = [timed[i:i + n] for i in range(0, r * n, n)]
+    if any(g[0][2] != first[0][2] for g in groups):
+        raise RuntimeError("the replays' activities do not start with the call's first")
+    return (res.value, st.median(sum(e - b for b, e, _ in g) * 1e-6 for g in groups) / k,
+            st.median((max(e for _, e, _ in g) - g[0][0]) * 1e-6 for g in groups) / k)
+
+
 # ---- one case --------------------------------------------------------------------------
 
 def err_pct(v, ref):
@@ -267,11 +322,19 @@ def run_case(op, impl, size, flush, args):
     fn()
     torch.cuda.synchronize()
     rec = {"op": op, "impl": impl, "size": size, "desc": desc}
-    rec["cupti_warm"] = cupti_ms(fn, args.calls, None)
+    # The warm reference after 75 ms of calls, the middle of zlbench's
+    # 25 ms warm-up and 100 ms of replays: the power state its samples see.
+    rec["cupti_warm"] = cupti_ms(fn, args.calls, None, heat_s=HEAT_S)
     rec["cupti_cold"] = cupti_ms(fn, args.calls, flush)
     t0 = time.perf_counter()
-    res = zlbench.measure(fn, return_mode="median", warmup=25, rep=100)
+    res = zlbench.measure(fn, return_mode="median", warmup=25, rep=100, counts="triton")
     rec["wall_zlb"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    resb = zlbench.measure(fn, return_mode="median", warmup=25, rep=100, counts="budget")
+    rec["wall_zlb_budget"] = time.perf_counter() - t0
+    rec["zlb_budget"] = resb.value
+    rec["zlb_graph_replays"] = res.replays
+    rec["zlb_budget_replays"] = resb.replays
     rec["zlb_graph"] = res.value
     rec["zlb_graph_timer"] = res.timer
     rec["zlb_graph_marker"] = res.marker
@@ -295,7 +358,14 @@ def run_case(op, impl, size, flush, args):
     rec["wall_triton"] = time.perf_counter() - t0
     with torch.cuda.stream(torch.cuda.Stream()):
         rec["tt_cudagraph"] = tt.do_bench_cudagraph(fn, return_mode="median")
+    try:
+        rec["zlb_during"], rec["cupti_during"], rec["cupti_during_span"] = cupti_during(
+            fn, return_mode="median", warmup=25, rep=100, counts="triton")
+    except Exception as e:  # the other columns still count
+        rec["zlb_during"] = rec["cupti_during"] = rec["cupti_during_span"] = float("nan")
+        rec["cupti_during_error"] = f"{type(e).__name__}: {e}"
     rec["pass"] = within_target(rec["zlb_graph"], rec["cupti_warm"])
+    rec["pass_during"] = within_target(rec["zlb_during"], rec["cupti_during_span"])
     rec["pass_replay"] = within_target(rec["zlb_graph"], rec["cupti_replay"])
     rec["pass_span"] = within_target(rec["zlb_graph"], rec["cupti_replay_span"])
     rec["pass_noise"] = within_target(rec["zlb_noise"], rec["cupti_warm"])
@@ -328,52 +398,57 @@ def fmt(v, digits=2):
 def table(records, meta):
     lines = [f"# zlbench Python timers against CUPTI ({meta['device']}, torch {meta['torch']}, "
              f"triton {meta['triton']}, {meta['date']})", "",
-             "Latencies in us (median). Graph timers (zlb_graph, tt_cudagraph) against CUPTI "
-             "with L2 warm, direct timers (zlb_direct, tt_do_bench) against CUPTI after an L2 "
-             "flush. CUPTI replay: kernel time per call while a torch graph of the same K "
-             "calls replays back to back (the graph timer's own load); CUPTI span: the same "
-             "replays' first kernel start to last kernel end per call (kernels and the gaps "
-             "between them). Pass: zlb_graph within "
-             "2 % of the reference from 5 us, within 0.5 us below, against CUPTI warm, "
-             "CUPTI replay and CUPTI span. Wall: seconds per measurement, zlbench.do_bench vs "
-             "triton.testing.do_bench.", "",
-             "| op | impl | shape | CUPTI warm | CUPTI replay | CUPTI span | zlb graph | err % | "
-             "err % replay | err % span | "
-             "zlb noise | err % | replays | wall noise | tt cudagraph | err % | CUPTI cold | zlb direct | err % | tt do_bench | err % | "
-             "wall zlb | wall tt | pass | pass replay | pass span | marker |",
+             "Latencies in us (median). zlb graph: zlbench.do_bench (graph timer, Triton's "
+             "call counts) against CUPTI with L2 warm (calls back to back, after 75 ms of "
+             "them). During: a second such measurement under the profiler, its value "
+             "(zlb during) against CUPTI's kernel time and span (first kernel start to "
+             "last kernel end, the gaps between dependent kernels included) of the very replays it timed. Direct timers "
+             "(zlb direct, tt do_bench) against CUPTI after an L2 flush. Pass: within 2 % "
+             "from 5 us, within 0.5 us below. Wall: seconds per measurement, zlbench.do_bench, "
+             "zlbench with the budget rule (counts=\"budget\"), triton.testing.do_bench. "
+             "CUPTI replay columns (a separate torch graph replayed for 50 ms) are in "
+             "fidelity.json.", "",
+             "| op | impl | shape | CUPTI warm | zlb graph | err % | CUPTI during | span during | "
+             "zlb during | err % kernel | err % span | tt cudagraph | err % | CUPTI cold | "
+             "zlb direct | err % | tt do_bench | err % | wall zlb | wall budget | wall tt | "
+             "pass | pass during | marker |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-             "---|---|---|---|---|---|---|"]
+             "---|---|---|---|"]
     for r in records:
         if "error" in r:
             lines.append(f"| {r['op']} | {r['impl']} | {r.get('desc', r['size'])} | "
-                         + " | ".join(["-"] * 20) + f" | ERROR | - | - | {r['error'][:80]} |")
+                         + " | ".join(["-"] * 18) + f" | ERROR | - | {r['error'][:80]} |")
             continue
-        w, c, rp = r["cupti_warm"], r["cupti_cold"], r.get("cupti_replay", float("nan"))
-        sp = r.get("cupti_replay_span", float("nan"))
+        w, c = r["cupti_warm"], r["cupti_cold"]
+        dk, ds, zd = r["cupti_during"], r["cupti_during_span"], r["zlb_during"]
         lines.append(
-            f"| {r['op']} | {r['impl']} | {r['desc']} | {fmt(w * 1e3)} | {fmt(rp * 1e3)} | "
-            f"{fmt(sp * 1e3)} | "
+            f"| {r['op']} | {r['impl']} | {r['desc']} | {fmt(w * 1e3)} | "
             f"{fmt(r['zlb_graph'] * 1e3)} | {fmt(err_pct(r['zlb_graph'], w), 1)} | "
-            f"{fmt(err_pct(r['zlb_graph'], rp), 1)} | {fmt(err_pct(r['zlb_graph'], sp), 1)} | "
-            f"{fmt(r['zlb_noise'] * 1e3)} | {fmt(err_pct(r['zlb_noise'], w), 1)} | "
-            f"{r['zlb_noise_replays']} | {fmt(r['wall_zlb_noise'], 3)} | "
+            f"{fmt(dk * 1e3)} | {fmt(ds * 1e3)} | {fmt(zd * 1e3)} | "
+            f"{fmt(err_pct(zd, dk), 1)} | {fmt(err_pct(zd, ds), 1)} | "
             f"{fmt(r['tt_cudagraph'] * 1e3)} | {fmt(err_pct(r['tt_cudagraph'], w), 1)} | "
             f"{fmt(c * 1e3)} | {fmt(r['zlb_direct'] * 1e3)} | {fmt(err_pct(r['zlb_direct'], c), 1)} | "
             f"{fmt(r['tt_do_bench'] * 1e3)} | {fmt(err_pct(r['tt_do_bench'], c), 1)} | "
-            f"{fmt(r['wall_zlb'], 3)} | {fmt(r['wall_triton'], 3)} | "
-            f"{'PASS' if r['pass'] else 'FAIL'} | {'PASS' if r.get('pass_replay') else 'FAIL'} | "
-            f"{'PASS' if r.get('pass_span') else 'FAIL'} | {r['zlb_graph_marker']} |")
+            f"{fmt(r['wall_zlb'], 3)} | {fmt(r['wall_zlb_budget'], 3)} | "
+            f"{fmt(r['wall_triton'], 3)} | "
+            f"{'PASS' if r['pass'] else 'FAIL'} | {'PASS' if r.get('pass_during') else 'FAIL'} | "
+            f"{r['zlb_graph_marker']} |")
     ok = [r for r in records if "error" not in r]
     npass = sum(r["pass"] for r in ok)
     nrep = sum(bool(r.get("pass_replay")) for r in ok)
     nspan = sum(bool(r.get("pass_span")) for r in ok)
+    ndur = sum(bool(r.get("pass_during")) for r in ok)
+    nkern = sum(within_target(r["zlb_during"], r["cupti_during"]) for r in ok)
     slower = sum(r["wall_zlb"] > r["wall_triton"] for r in ok)
+    slower_b = sum(r["wall_zlb_budget"] > r["wall_triton"] for r in ok)
     npn = sum(bool(r.get("pass_noise")) for r in ok)
     slower_n = sum(r["wall_zlb_noise"] > r["wall_triton"] for r in ok)
     lines += ["", f"Fidelity: {npass}/{len(ok)} cases pass against CUPTI warm, {nrep}/{len(ok)} "
-              f"against CUPTI replay, {nspan}/{len(ok)} against CUPTI span "
-              f"({len(records) - len(ok)} errors). "
-              f"Wall time: zlbench slower than triton.testing.do_bench in {slower}/{len(ok)} cases.",
+              f"against CUPTI replay, {nspan}/{len(ok)} against CUPTI replay span; during the "
+              f"measurement: {ndur}/{len(ok)} against the span, {nkern}/{len(ok)} against the "
+              f"kernel time ({len(records) - len(ok)} errors).",
+              f"Wall time: zlbench.do_bench slower than triton.testing.do_bench in "
+              f"{slower}/{len(ok)} cases (the budget rule: {slower_b}/{len(ok)}).",
               f"Noise stop: {npn}/{len(ok)} cases pass against CUPTI warm; slower than "
               f"triton.testing.do_bench in {slower_n}/{len(ok)} cases.",
               f"Host-synchronising fn: {meta['sync_check']}."]

@@ -29,7 +29,7 @@ extern "C" {
  * end of zlb_measure_opts_t) or result keys; a new major changes or
  * removes something. */
 #define ZLB_API_VERSION_MAJOR 1
-#define ZLB_API_VERSION_MINOR 0
+#define ZLB_API_VERSION_MINOR 1
 #define ZLB_API_VERSION (ZLB_API_VERSION_MAJOR * 10000 + ZLB_API_VERSION_MINOR)
 
 /** The API version this library implements (ZLB_API_VERSION it was built with). */
@@ -115,6 +115,11 @@ enum {
   ZLB_API_RET_ALL = 4
 };
 enum { ZLB_API_STOP_BUDGET = 0, ZLB_API_STOP_NOISE = 1 };
+enum {
+  ZLB_API_COUNTS_BUDGET = 0, /* warmup_ms and rep_ms: the calls' own device time */
+  ZLB_API_COUNTS_TRITON = 1  /* graph timer: the calls Triton's do_bench would make,
+                              * budget / (estimate + one L2 flush) (API 1.1) */
+};
 
 #define ZLB_API_MAX_QUANTILES 8
 
@@ -144,6 +149,8 @@ typedef struct zlb_measure_opts {
   int graph_min_replays;   /* at least this many timed replays (10) */
   int max_samples;         /* most direct samples (10000) */
   int trace_max_samples;   /* most CUPTI samples (500) */
+  /* API 1.1 */
+  int counts;              /* ZLB_API_COUNTS_* (BUDGET) */
 } zlb_measure_opts_t;
 
 /** Defaults (as `zlbench run`) and struct_size. */

@@ -97,6 +97,10 @@ typedef struct zlb_timing_opts {
   int queue_min_batches;     /* queue timer: at least this many timed batches */
   double queue_timeout_ms;   /* queue timer: a hold not released by then is released by the watchdog */
   int queue_calibrate;       /* queue timer: subtract the launch cost measured with an empty kernel */
+  int triton_counts;         /* graph timer: warm-up and replay counts as Triton's do_bench
+                              * works out its own: calls = budget / (estimate + count_flush_ms),
+                              * not budgets of the calls' own time (docs/timing.md) */
+  double count_flush_ms;     /* with triton_counts: one L2 flush's time (0: none) */
 } zlb_timing_opts_t;
 
 /** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
@@ -166,6 +170,10 @@ typedef struct zlb_flush {
 /** Allocate the flush buffer on the selected device (bytes 0: no-op). */
 int zlb_flush_init(zlb_flush_t *f, zlb_backend_t *b, size_t bytes, zlb_error_t *err);
 void zlb_flush_release(zlb_flush_t *f, zlb_backend_t *b);
+/** One flush's device time in ms (the second of two, the first having
+ * touched the buffer); 0 without a buffer. */
+int zlb_flush_time(zlb_backend_t *b, zlb_stream_t s, zlb_flush_t *f, double *ms,
+                   zlb_error_t *err);
 
 /**
  * One direct measurement (do_bench): one call (unless l->primed), an

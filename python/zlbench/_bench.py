@@ -403,7 +403,7 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
             stop="budget", max_noise=0.005, min_samples=10, min_time_ms=2.0,
             timeout_ms=100.0, graph_max_launches=1000, graph_replay_ms=1.0,
             graph_min_replays=10, max_samples=10000, backend=None, device=None,
-            framework="auto", pass_stream=False, preserve_rng=True):
+            framework="auto", pass_stream=False, preserve_rng=True, counts="budget"):
     """Time ``fn`` (one call of the work, no arguments unless
     ``pass_stream``) with zlbench's engine and return a :class:`Result`.
 
@@ -414,6 +414,10 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
                     CUPTI; "cupti" is accepted too), "queue" (fn must not
                     wait for the device from the host)
     warmup, rep     warm-up and measurement budgets in ms
+    counts          "budget": warmup and rep are ms of the calls' own device
+                    time; "triton" (do_bench's default): the graph timer
+                    makes the calls Triton's do_bench would make, counted
+                    from an estimate of one call with its L2 flush
     return_mode     "median", "mean", "min", "max", "all" (value: the median)
     quantiles       up to 8 values in [0, 1], reported in ``Result.quantiles``
     repeat          direct measurements, the value their median
@@ -438,6 +442,7 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
     o.timer = _choice("timer", timer, _lib.TIMERS)
     o.return_mode = _choice("return_mode", return_mode, _lib.RETURN_MODES)
     o.stop = _choice("stop", stop, _lib.STOPS)
+    o.counts = _choice("counts", counts, _lib.COUNTS)
     o.warmup_ms = _number("warmup", warmup, 0)
     o.rep_ms = _number("rep", rep, 0, strict=True)
     if quantiles is not None:
@@ -553,10 +558,13 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
     """triton.testing.do_bench, timed by zlbench: a float in ms (the return
     mode's value), a list for several quantiles (a float for one), every
     sample for return_mode="all". ``timer`` defaults to "auto" (graph with
-    per-measurement fallback on CUDA, direct on the host); other keywords go
-    to :func:`measure`."""
+    per-measurement fallback on CUDA, direct on the host) and ``counts`` to
+    "triton" (the calls Triton's do_bench would make, replayed without its
+    per-call flush: never longer than Triton's); other keywords go to
+    :func:`measure`."""
     _triton_mode(return_mode)
     kw.setdefault("timer", "auto")
+    kw.setdefault("counts", "triton")
     res = measure(fn, warmup=warmup, rep=rep, grad_to_none=grad_to_none,
                   quantiles=quantiles, return_mode=return_mode, **kw)
     return _summarize(res, quantiles, return_mode)

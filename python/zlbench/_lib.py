@@ -28,6 +28,7 @@ EINTR = -986
 TIMERS = {"auto": 0, "graph": 1, "direct": 2, "trace": 3, "cupti": 3, "queue": 4}
 RETURN_MODES = {"median": 0, "mean": 1, "min": 2, "max": 3, "all": 4}
 STOPS = {"budget": 0, "noise": 1}
+COUNTS = {"budget": 0, "triton": 1}
 
 
 class ZlbenchError(RuntimeError):
@@ -89,6 +90,7 @@ class MeasureOpts(ctypes.Structure):
         ("graph_min_replays", ctypes.c_int),
         ("max_samples", ctypes.c_int),
         ("trace_max_samples", ctypes.c_int),
+        ("counts", ctypes.c_int),  # API 1.1
     ]
 
 

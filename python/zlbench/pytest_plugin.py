@@ -285,7 +285,7 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
     """triton.testing.do_bench as FlagGems calls it, timed by zlbench."""
     _bench._triton_mode(return_mode)
     res = _measure("do_bench", fn, warmup=warmup, rep=rep, grad_to_none=grad_to_none,
-                   quantiles=quantiles, return_mode=return_mode)
+                   quantiles=quantiles, return_mode=return_mode, counts="triton")
     return _bench._summarize(res, quantiles, return_mode)
 
 

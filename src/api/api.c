@@ -42,11 +42,14 @@ _Static_assert(sizeof(((zlb_api_error_t *)0)->msg) == sizeof(((zlb_error_t *)0)-
 
 /* The size of version 1.0's options: the least a caller may pass. */
 #define OPTS_V1_SIZE (offsetof(zlb_measure_opts_t, trace_max_samples) + sizeof(int))
+/* The end of the last field this version knows (1.1: counts). */
+#define OPTS_KNOWN_END (offsetof(zlb_measure_opts_t, counts) + sizeof(int))
 
 struct zlb_session {
   zlb_backend_t *b;
   zlb_stream_t stream;
   zlb_flush_t flush;
+  double flush_ms;     /* one flush's time, measured once per buffer (-1: not yet) */
   pthread_mutex_t busy;
   int dead; /* a fatal fault or poisoned capture: the context is unusable */
 };
@@ -209,7 +212,7 @@ static int read_opts(const zlb_measure_opts_t *in, zlb_measure_opts_t *o, zlb_er
    * is harmless. From the end of the last field this version knows, not
    * from sizeof: a newer field may sit in what is this version's trailing
    * padding. */
-  for (size_t i = OPTS_V1_SIZE; i < n; i++)
+  for (size_t i = OPTS_KNOWN_END; i < n; i++)
     if (((const unsigned char *)in)[i])
       return zlb_error_set(e, ZLB_EINVAL,
                            "the options set a field at byte %zu, which this library (API "
@@ -249,6 +252,7 @@ static int read_opts(const zlb_measure_opts_t *in, zlb_measure_opts_t *o, zlb_er
   INT_IN(graph_min_replays, 1, 1000)
   INT_IN(max_samples, 1, 10000000)
   INT_IN(trace_max_samples, 1, 1000000)
+  INT_IN(counts, 0, 1)
 #undef FINITE_GE
 #undef FINITE_GT
 #undef INT_IN
@@ -274,6 +278,7 @@ static void to_timing(const zlb_measure_opts_t *o, zlb_timing_opts_t *t) {
   t->min_time_ms = o->min_time_ms;
   t->timeout_ms = o->timeout_ms;
   t->trace_max_samples = o->trace_max_samples;
+  t->triton_counts = o->counts == ZLB_API_COUNTS_TRITON;
 }
 
 /* ---- callbacks ------------------------------------------------------------- */
@@ -342,7 +347,18 @@ static int ensure_flush(zlb_session_t *s, const zlb_measure_opts_t *o, zlb_error
   if (want == s->flush.bytes)
     return 0;
   zlb_flush_release(&s->flush, s->b);
+  s->flush_ms = -1.0;
   return zlb_flush_init(&s->flush, s->b, want, e);
+}
+
+/* Triton's counts size the calls from an estimate that includes one flush:
+ * its time, measured once per flush buffer. */
+static int flush_ms(zlb_session_t *s, double *ms, zlb_error_t *e) {
+  int rc = 0;
+  if (s->flush_ms < 0 && !(rc = zlb_flush_time(s->b, s->stream, &s->flush, ms, e)))
+    s->flush_ms = *ms;
+  *ms = s->flush_ms < 0 ? 0.0 : s->flush_ms;
+  return rc;
 }
 
 static void read_clocks(zlb_session_t *s, zlb_result_t *r, int which) {
@@ -368,6 +384,8 @@ static int measure_locked(zlb_session_t *s, const zlb_measure_opts_t *o, struct 
   if ((rc = b->v->device_select(b, b->device, e)) || (rc = ensure_flush(s, o, e)))
     return rc;
   to_timing(o, &t);
+  if (t.triton_counts && (rc = flush_ms(s, &t.count_flush_ms, e)))
+    return rc;
   r->repeat = applied_repeat(o);
   memset(&fail, 0, sizeof(fail));
   read_clocks(s, r, 0);

@@ -46,6 +46,26 @@ static void destroy_events(zlb_backend_t *b, zlb_event_t *ev, size_t n) {
   free(ev);
 }
 
+int zlb_flush_time(zlb_backend_t *b, zlb_stream_t s, zlb_flush_t *f, double *ms,
+                   zlb_error_t *err) {
+  zlb_event_t ev[2] = {NULL, NULL};
+  int rc;
+  *ms = 0.0;
+  if (!f || !f->buf)
+    return 0;
+  if ((rc = b->v->event_create(b, &ev[0], err)) || (rc = b->v->event_create(b, &ev[1], err)) ||
+      (rc = flush_now(b, f, s, err)) || (rc = b->v->event_record(b, ev[0], s, err)) ||
+      (rc = flush_now(b, f, s, err)) || (rc = b->v->event_record(b, ev[1], s, err)) ||
+      (rc = b->v->stream_sync(b, s, err)))
+    goto out;
+  rc = b->v->event_elapsed(b, ev[0], ev[1], ms, err);
+out:
+  for (int i = 0; i < 2; i++)
+    if (ev[i])
+      b->v->event_destroy(b, ev[i]);
+  return rc;
+}
+
 /* `k` timed calls: everything enqueued, then one synchronisation. */
 static int chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                  zlb_flush_t *flush, size_t k, zlb__samples_t *out, zlb_error_t *err) {

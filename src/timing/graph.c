@@ -110,6 +110,9 @@ static size_t budget_next(const zlb_timing_opts_t *o, const zlb__samples_t *s, l
                           size_t planned) {
   size_t first = planned / 8, left;
   double spent = 0, per;
+  /* Triton's counts are counts: all of them, as do_bench runs its n_repeat. */
+  if (o->triton_counts)
+    return s->n ? 0 : planned;
   if (first < (size_t)o->graph_min_replays)
     first = (size_t)o->graph_min_replays;
   if (first > planned)
@@ -130,6 +133,26 @@ static size_t budget_next(const zlb_timing_opts_t *o, const zlb__samples_t *s, l
   return left;
 }
 
+/*
+ * Triton's counts (o->triton_counts): the calls do_bench would make, from
+ * an estimate of one call with its L2 flush (est_ms + count_flush_ms), as
+ * do_bench's estimate is: n_warm = warmup / that, n_rep = rep / that. The
+ * replays hold the n_rep calls (rounded up to whole replays), and at least
+ * graph_min_replays of them where n_rep has that many calls: a call longer
+ * than rep / graph_min_replays gets do_bench's few samples, not a floor of
+ * replays several times its budget. Replays run without the flush, so the
+ * measurement takes less device time than do_bench's by n_rep flushes.
+ */
+static long triton_replays(const zlb_timing_opts_t *o, long n_rep, long k) {
+  long replays = (n_rep + k - 1) / k,
+       floor = n_rep < o->graph_min_replays ? n_rep : o->graph_min_replays;
+  if (replays < floor)
+    replays = floor;
+  if (replays > GRAPH_MAX_REPLAYS)
+    replays = GRAPH_MAX_REPLAYS;
+  return replays < 1 ? 1 : replays;
+}
+
 /* The graph timer's eager warm-up calls: the direct timer's count `n_warm`
  * less the estimate's `est_calls` and the upload replay's `k`. */
 static long graph_warm_calls(long n_warm, long est_calls, long k) {
@@ -147,7 +170,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   zlb_graph_exec_t x = NULL;
   zlb_error_t cause = ZLB_ERROR_INIT;
   double est_ms = 0.0, t0 = zlb_now_s();
-  long k, n_warm, replays, est_calls = 0;
+  long k, n_warm, n_rep, replays, est_calls = 0;
   int rc = 0, guarded = 0, own_graph = !l->capture;
 
   memset(fail, 0, sizeof(*fail));
@@ -234,7 +257,8 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
    * the device time the function has run before the first sample, as long
    * as Triton's warm-up, not that plus the set-up's. The side stream's
    * replays come after it. */
-  zlb__counts(o, est_ms, GRAPH_MAX_REPLAYS, &n_warm, &replays);
+  zlb__counts(o, o->triton_counts ? est_ms + o->count_flush_ms : est_ms,
+              GRAPH_MAX_REPLAYS * (long)o->graph_max_launches, &n_warm, &n_rep);
   n_warm = graph_warm_calls(n_warm, est_calls, k);
   for (long i = 0; i < n_warm; i++)
     if ((rc = l->call(l->ctx, caller, err)))
@@ -252,11 +276,15 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     zlb__samples_t smp = {NULL, 0, 0};
     zlb__stopper_t st;
     size_t kk;
-    replays = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
-    if (replays < o->graph_min_replays)
-      replays = o->graph_min_replays;
-    if (replays > GRAPH_MAX_REPLAYS)
-      replays = GRAPH_MAX_REPLAYS;
+    if (o->triton_counts) {
+      replays = triton_replays(o, n_rep, k);
+    } else {
+      replays = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
+      if (replays < o->graph_min_replays)
+        replays = o->graph_min_replays;
+      if (replays > GRAPH_MAX_REPLAYS)
+        replays = GRAPH_MAX_REPLAYS;
+    }
     zlb__stopper_init(&st, o);
     st.calls_per_sample = (double)k;
     while ((kk = o->stop == ZLB_STOP_NOISE

@@ -349,6 +349,18 @@ static void test_option_checks(void **state) {
   o = quick();
   o.graph_max_launches = 0;
   expect_bad(s, &o, "graph_max_launches");
+  o = quick();
+  o.counts = 2;
+  expect_bad(s, &o, "counts");
+
+  /* A version 1.0 caller's struct ends at trace_max_samples: still read,
+   * with the fields after it (counts) at their defaults. */
+  o = quick();
+  o.struct_size = offsetof(zlb_measure_opts_t, trace_max_samples) + sizeof(int);
+  o.counts = 2; /* beyond its struct_size: not read */
+  assert_int_equal(zlb_measure(s, &o, spin, NULL, &w, &r, &e), 0);
+  zlb_result_free(r);
+  r = NULL;
 
   /* A newer caller's struct: unknown fields must be zero. */
   memset(&big, 0, sizeof(big));
@@ -361,7 +373,7 @@ static void test_option_checks(void **state) {
   /* A newer field may sit where this version has trailing padding (after
    * its last field, before sizeof): it is refused too, not ignored. */
   {
-    size_t end = offsetof(zlb_measure_opts_t, trace_max_samples) + sizeof(int);
+    size_t end = offsetof(zlb_measure_opts_t, counts) + sizeof(int);
     memset(&big, 0, sizeof(big));
     big.o = quick();
     big.o.struct_size = sizeof(big);

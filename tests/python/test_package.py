@@ -283,6 +283,25 @@ def test_pass_stream_and_sessions_per_thread():
     assert other and other[0] != got[0]
 
 
+def test_do_bench_makes_tritons_calls(monkeypatch):
+    # do_bench sizes the graph timer's calls as Triton's do_bench does
+    # (counts="triton"); measure keeps budgets of device time unless asked.
+    seen = []
+    real = zlbench._bench.measure
+
+    def spy(fn, **kw):
+        seen.append(kw.get("counts", "budget"))
+        return real(fn, **kw)
+    monkeypatch.setattr(zlbench._bench, "measure", spy)
+    zlbench.do_bench(spin(1), **QUICK)
+    zlbench.do_bench(spin(1), counts="budget", **QUICK)
+    zlbench.do_bench_cudagraph(spin(1), **QUICK)
+    assert seen == ["triton", "budget", "budget"]
+    with pytest.raises(ValueError, match="counts"):
+        real(spin(1), counts="fast", **QUICK)
+    assert real(spin(1), counts="triton", **QUICK).value > 0
+
+
 def test_library_and_version():
     assert zlbench.api_version()[0] == 1
     assert zlbench.library_path().endswith("libzlbench.so")

@@ -601,6 +601,101 @@ static void test_graph_warmup_counts_setup(void **state) {
   b->v->stream_destroy(b, s);
 }
 
+/* Triton's counts: the calls do_bench would make, from an estimate of one
+ * call with its flush (count_flush_ms). Replays hold ceil(n_rep / K)
+ * replays (all of them, not trimmed by time), at least graph_min_replays
+ * where n_rep has that many calls, else n_rep; the warm-up is n_warm less
+ * the set-up's calls. Budgets of the calls' own time would make 4x the
+ * replays here, and 3 (the floor) for the long call. */
+static void test_graph_triton_counts(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  (void)state;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  {
+    struct fake f = {0, 0, 0, 0, 0, 100, 0};
+    zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
+    zlb_timing_opts_t o = quick_opts();
+    zlb_measurement_t m;
+    long n_warm, n_rep, want_replays, want_warm, eager;
+    o.warmup_ms = 6.0;
+    o.rep_ms = 20.0;
+    o.graph_replay_ms = 0.5;
+    o.triton_counts = 1;
+    o.count_flush_ms = 0.3;
+    time_graph(b, s, &l, &o, &m);
+    n_warm = (long)(o.warmup_ms / (m.estimate_ms + o.count_flush_ms));
+    n_rep = (long)(o.rep_ms / (m.estimate_ms + o.count_flush_ms));
+    if (n_warm < 1)
+      n_warm = 1;
+    if (n_rep < 1)
+      n_rep = 1;
+    want_replays = (n_rep + m.graph_launches - 1) / m.graph_launches;
+    if (want_replays < (n_rep < o.graph_min_replays ? n_rep : o.graph_min_replays))
+      want_replays = n_rep < o.graph_min_replays ? n_rep : o.graph_min_replays;
+    if (m.replays != want_replays)
+      fail_msg("estimate %.4f ms, K %d: %d replays, want ceil(%ld / K) = %ld", m.estimate_ms,
+               m.graph_launches, m.replays, n_rep, want_replays);
+    eager = f.calls - f.calls_while_guarded;
+    /* The estimate's 7 calls (2 when its first lasted 1 ms: a loaded
+     * machine), then n_warm less those and K, at least 1. */
+    for (int est_calls = 7;; est_calls = 2) {
+      want_warm = n_warm - est_calls - m.graph_launches;
+      if (want_warm < 1)
+        want_warm = 1;
+      if (eager == est_calls + want_warm)
+        break;
+      if (est_calls == 2)
+        fail_msg("n_warm %ld, K %d: %ld eager calls, want 7 (or 2) + %ld", n_warm,
+                 m.graph_launches, eager, want_warm);
+    }
+    zlb_measurement_release(&m);
+  }
+  {
+    /* A call longer than rep / graph_min_replays: do_bench's few samples. */
+    struct fake f = {0, 0, 0, 0, 0, 2000, 0};
+    zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
+    zlb_timing_opts_t o = quick_opts();
+    zlb_measurement_t m;
+    long n_rep;
+    o.warmup_ms = 0.0;
+    o.rep_ms = 5.0;
+    o.triton_counts = 1;
+    o.count_flush_ms = 0.5;
+    time_graph(b, s, &l, &o, &m);
+    assert_int_equal(m.graph_launches, 1);
+    n_rep = (long)(o.rep_ms / (m.estimate_ms + o.count_flush_ms));
+    if (n_rep < 1)
+      n_rep = 1;
+    if (m.replays != (n_rep < o.graph_min_replays ? n_rep : o.graph_min_replays))
+      fail_msg("estimate %.3f ms: %d replays, want %ld (n_rep %ld, floor %d)", m.estimate_ms,
+               m.replays, n_rep < o.graph_min_replays ? n_rep : (long)o.graph_min_replays,
+               n_rep, o.graph_min_replays);
+    assert_true(m.replays < o.graph_min_replays || n_rep >= o.graph_min_replays);
+    zlb_measurement_release(&m);
+  }
+  b->v->stream_destroy(b, s);
+}
+
+/* One flush's time: 0 without a buffer, a time with one. */
+static void test_flush_time(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_flush_t f = {NULL, 0};
+  double ms = -1.0;
+  (void)state;
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  assert_int_equal(zlb_flush_time(b, s, &f, &ms, &e), 0);
+  assert_true(ms == 0.0);
+  assert_int_equal(zlb_flush_init(&f, b, (size_t)1 << 20, &e), 0);
+  assert_int_equal(zlb_flush_time(b, s, &f, &ms, &e), 0);
+  assert_true(ms >= 0.0 && ms < 1000.0);
+  zlb_flush_release(&f, b);
+  b->v->stream_destroy(b, s);
+}
+
 /* A capture that is refused costs the estimate's calls only: the warm-up
  * comes once the graph exists, since the direct timer that takes over
  * warms up again (for a host-bound call that warm-up was many times its
@@ -1330,6 +1425,8 @@ int main(void) {
       cmocka_unit_test(test_graph_budget_in_time),
       cmocka_unit_test(test_graph_warmup_counts_setup),
       cmocka_unit_test(test_graph_refused_spends_no_warmup),
+      cmocka_unit_test(test_graph_triton_counts),
+      cmocka_unit_test(test_flush_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
