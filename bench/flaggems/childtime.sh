@@ -11,6 +11,10 @@
 #   spare      zlbench batch again, spares on (the default)
 #   nospare    zlbench batch again, ZL_FG_SPARE=0
 #   sparesN    zlbench batch again with N spares (ZL_FG_SPARES=N, 1 to 4)
+#   learnwait  zlbench batch again, ZL_FG_LEARN_WAIT=1 (a spare finishes its
+#              learned imports before it takes its request)
+#   imptime    zlbench batch again, PYTHONPROFILEIMPORTTIME=1 (every import's
+#              time in the children's stderr.log and the servers' logs)
 #   stacks     zlbench batch again, ZL_FG_LEARN=0 (each child imports what
 #              its first call needs), with bench/flaggems/endstacks.py: every
 #              thread's stack every 0.25 s from the session's end on,
@@ -132,6 +136,8 @@ for r in $RUNS; do
     spares*) echo "childtime.sh: run '$r': sparesN takes N from 1 to 4" >&2; exit 2 ;;
     cold* | spare*) batch "$r" ;;
     nospare*) batch "$r" ZL_FG_SPARE=0 ;;
+    learnwait*) batch "$r" ZL_FG_LEARN_WAIT=1 ;;
+    imptime*) batch "$r" PYTHONPROFILEIMPORTTIME=1 ;;
     base*) batch "$r" ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 ;;
     stacks*) rm -rf "$OUT/$r.stacks"
       batch "$r" ZL_FG_LEARN=0 PYTEST_ADDOPTS="-p endstacks" ZLB_END_STACKS="$OUT/$r.stacks" \

@@ -650,7 +650,8 @@ def _spare_main(names, sock, close, learn_path=""):
             # waits at most for the one import under way): a spare is ready
             # as soon as its own modules are in.
             t1 = time.monotonic()
-            n, bad, cut = import_learned(learn_path, stop=lambda: _readable(sock))
+            n, bad, cut = import_learned(
+                learn_path, stop=None if _learn_wait() else (lambda: _readable(sock)))
             if n or bad or cut:
                 _log(f"spare: {n} learned modules in {time.monotonic() - t1:.2f} s"
                      + (f", {bad} failed" if bad else "")
@@ -726,6 +727,16 @@ def _spare_count():
     except ValueError:
         n = 3
     return min(max(n, 1), 4)
+
+
+def _learn_wait():
+    """ZL_FG_LEARN_WAIT=1: a spare finishes its learned imports before it
+    takes its request (default 0: the request stops them after the one
+    under way, and the child imports the rest itself when it needs them)."""
+    v = _ENV0.get("ZL_FG_LEARN_WAIT", "0")
+    if v not in ("0", "1"):
+        _log(f"ZL_FG_LEARN_WAIT={v!r} is neither 0 nor 1: taken as 0")
+    return v == "1"
 
 
 def _learn_file(path, spare_names):

@@ -610,6 +610,27 @@ def test_learned_imports_stop_at_the_request(tmp_path):
     assert learned.exists()     # a file named by ZL_FG_LEARN stays
 
 
+def test_learned_imports_finish_first_when_asked(tmp_path):
+    """ZL_FG_LEARN_WAIT=1: the spare imports every learned module before it
+    takes its request, which waits for them."""
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "zlb_slow_learned.py").write_text("import time\ntime.sleep(1.5)\n")
+    (tmp_path / "mods" / "zlb_learn_me.py").write_text("import time\nIMPORTED_AT = time.time()\n")
+    learned = tmp_path / "learned"
+    learned.write_text("zlb_slow_learned\nzlb_learn_me\n")
+    p, env, log = start_server(tmp_path, True, {"ZL_FG_LEARN": str(learned), "ZL_FG_SPARES": "1",
+                                                 "ZL_FG_LEARN_WAIT": "1"})
+    try:
+        out = json.loads(run(env, "0", cwd=tmp_path).stdout)
+        assert out["spare"] == "1" and out["learned_at"] is not None, out
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
+    text = (tmp_path / "server.log").read_text()
+    assert "2 learned modules" in text and "stopped by its request" not in text, text
+
+
 def test_only_the_forked_process_says_done(server):
     """A process the child's module forks and that ends through the
     module's end says nothing: the client ends with the child, with its
