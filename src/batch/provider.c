@@ -449,8 +449,11 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
 /*
  * Where the FlagGems processes keep bytecode: PYTHONPYCACHEPREFIX, so that
  * modules whose folders are not writable (an interpreter's site-packages)
- * are compiled once, not in every process: on the H200 a child's first call
- * spent 2.7 s compiling sympy's 500 modules, in every batch. ZL_FG_PYCACHE:
+ * are compiled once, not in every process (a child that compiles sympy's
+ * 500 modules spends 2.7 s on it, on the H200; there it is the machine's
+ * PYTHONDONTWRITEBYTECODE=1 that makes every process compile them, and
+ * that setting is kept, for the children as for FlagGems' own runs, with
+ * which they are compared). ZL_FG_PYCACHE:
  * 0 leaves it to Python (bytecode next to the sources, where writable), an
  * absolute folder is used as it is, anything else is the user's cache
  * ($XDG_CACHE_HOME or ~/.cache, zlbench/pycache). The caller's own
