@@ -557,6 +557,24 @@ static void test_graph_budget_in_time(void **state) {
   b->v->stream_destroy(b, s);
 }
 
+/* The graph timer's eager calls: the estimate's 7 (or 2 when its first
+ * timed call lasted 1 ms or more: a busy-wait preempted on a loaded
+ * machine), then n_warm less those and K, at least 1. */
+static void expect_eager_calls(const struct fake *f, const zlb_measurement_t *m, long n_warm) {
+  long eager = f->calls - f->calls_while_guarded, want = 0;
+  for (int est_calls = 7;; est_calls = 2) {
+    want = n_warm - est_calls - m->graph_launches;
+    if (want < 1)
+      want = 1;
+    if (eager == est_calls + want)
+      return;
+    if (est_calls == 2)
+      break;
+  }
+  fail_msg("n_warm %ld, estimate %.4f ms, K %d: %ld eager calls, want 7 (or 2) + %ld", n_warm,
+           m->estimate_ms, m->graph_launches, eager, want);
+}
+
 /* The graph timer's warm-up counts the calls that warm up anyway: the
  * estimate's seven (priming, one, five) and the K of the untimed upload
  * replay. Eager calls = those seven + max(1, n_warm - 7 - K), where n_warm
@@ -574,27 +592,14 @@ static void test_graph_warmup_counts_setup(void **state) {
     zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
     zlb_timing_opts_t o = quick_opts();
     zlb_measurement_t m;
-    long n_warm, want, eager;
+    long n_warm;
     o.warmup_ms = warmups[i];
     o.graph_replay_ms = 0.5;
     time_graph(b, s, &l, &o, &m);
     n_warm = (long)(o.warmup_ms / m.estimate_ms);
     if (n_warm < 1)
       n_warm = 1;
-    eager = f.calls - f.calls_while_guarded;
-    /* The estimate made 7 calls, or 2 when its first timed call lasted
-     * 1 ms or more (a busy-wait preempted on a loaded machine). */
-    for (int est_calls = 7;; est_calls = 2) {
-      want = n_warm - est_calls - m.graph_launches;
-      if (want < 1)
-        want = 1;
-      if (eager == est_calls + want)
-        break;
-      if (est_calls == 2)
-        fail_msg("warm-up %.1f ms, estimate %.4f ms, K %d: %ld eager calls, want 7 (or 2) + "
-                 "%ld",
-                 o.warmup_ms, m.estimate_ms, m.graph_launches, eager, want);
-    }
+    expect_eager_calls(&f, &m, n_warm);
     assert_int_equal(f.calls_while_guarded, m.graph_launches);
     zlb_measurement_release(&m);
   }
@@ -618,7 +623,7 @@ static void test_graph_triton_counts(void **state) {
     zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
     zlb_timing_opts_t o = quick_opts();
     zlb_measurement_t m;
-    long n_warm, n_rep, want_replays, want_warm, eager;
+    long n_warm, n_rep, want_replays;
     o.warmup_ms = 6.0;
     o.rep_ms = 20.0;
     o.graph_replay_ms = 0.5;
@@ -637,19 +642,7 @@ static void test_graph_triton_counts(void **state) {
     if (m.replays != want_replays)
       fail_msg("estimate %.4f ms, K %d: %d replays, want ceil(%ld / K) = %ld", m.estimate_ms,
                m.graph_launches, m.replays, n_rep, want_replays);
-    eager = f.calls - f.calls_while_guarded;
-    /* The estimate's 7 calls (2 when its first lasted 1 ms: a loaded
-     * machine), then n_warm less those and K, at least 1. */
-    for (int est_calls = 7;; est_calls = 2) {
-      want_warm = n_warm - est_calls - m.graph_launches;
-      if (want_warm < 1)
-        want_warm = 1;
-      if (eager == est_calls + want_warm)
-        break;
-      if (est_calls == 2)
-        fail_msg("n_warm %ld, K %d: %ld eager calls, want 7 (or 2) + %ld", n_warm,
-                 m.graph_launches, eager, want_warm);
-    }
+    expect_eager_calls(&f, &m, n_warm);
     zlb_measurement_release(&m);
   }
   {
