@@ -131,6 +131,10 @@ typedef struct zlb_measurement {
   double noise;             /* relative stdev of the samples (NAN under 5 samples) */
   double wall_s;            /* wall time the measurement took */
   int noise_met;            /* noise stop: the target was reached (0: stabilised or timed out) */
+  double sample_s;          /* wall time of the timed calls, replays or batches alone (the
+                             * estimate, warm-up and capture before them excluded) */
+  double attempt_s;         /* wall time of a refused graph or queue attempt before the
+                             * direct timer took over (0: none); not in wall_s */
 } zlb_measurement_t;
 
 void zlb_measurement_release(zlb_measurement_t *m);

@@ -52,6 +52,9 @@ class Result:
                     power_mw, reasons, throttled (-1: unknown, e.g. on the host)
     throttled       True when the GPU reported a power or thermal slowdown
     capture_exception  the exception a capture attempt raised, if any
+    wall_s          seconds the measurement took (after a refused capture:
+                    the direct timer's), sample_s of them in the timed calls
+                    or replays, attempt_s in the refused attempt before
     raw             every key libzlbench reported, as a dict
     """
 
@@ -71,6 +74,10 @@ class Result:
         self.graph_launches = int(raw["graph_launches"])
         self.replays = int(raw["replays"])
         self.wall_s = raw["wall_s"]
+        # Where the wall time went: the timed calls alone, and a refused
+        # capture's attempt before the direct timer (not in wall_s).
+        self.sample_s = raw.get("sample_s", 0.0)
+        self.attempt_s = raw.get("attempt_s", 0.0)
         self.backend = raw["backend"]
         self.device_name = raw["device_name"]
         self.throttled = bool(raw["throttled"])

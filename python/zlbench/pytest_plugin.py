@@ -272,6 +272,7 @@ def _measure(kind, fn, **kw):
     s.calls.append({
         "kind": kind, "warmup_ms": kw.get("warmup"), "value_ms": res.value, "timer": res.timer,
         "wall_s": round(time.perf_counter() - t0, 4),
+        "sample_s": round(res.sample_s, 4), "attempt_s": round(res.attempt_s, 4),
         "marker": res.marker,
         "verdict": res.verdict, "deny_capture": deny, "samples": res.samples,
         "fallback": None if res.fallback is None else {

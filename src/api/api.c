@@ -524,7 +524,7 @@ static const struct {
     {"fallback_phase", 's'},    {"fallback_reason", 's'},       {"fallback_error", 's'},
     {"note", 's'},              {"throttle_why", 's'},          {"backend", 's'},
     {"device_name", 's'},       {"samples", 'a'},               {"quantiles", 'a'},
-    {"call_values", 'a'},
+    {"call_values", 'a'},       {"sample_s", 'n'},              {"attempt_s", 'n'},
 };
 
 ZLB_API const char *zlb_result_key(size_t i, char *kind) {
@@ -569,6 +569,10 @@ ZLB_API int zlb_result_number(const zlb_result_t *r, const char *key, double *ou
     *out = m->noise_met;
   else if (!strcmp(key, "wall_s"))
     *out = m->wall_s;
+  else if (!strcmp(key, "sample_s"))
+    *out = m->sample_s;
+  else if (!strcmp(key, "attempt_s"))
+    *out = m->attempt_s;
   else if (!strcmp(key, "graph_launches"))
     *out = m->timer == ZLB_TIMER_GRAPH ? m->graph_launches : 0;
   else if (!strcmp(key, "replays"))

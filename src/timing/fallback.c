@@ -6,6 +6,24 @@
 #include "zlbench/base.h"
 #include "zlbench/timing.h"
 
+/* Refused: this shape is measured by the direct timer instead, and the row
+ * says so, since its caliber differs from captured rows. What the refused
+ * attempt took is kept (attempt_s). */
+static int fall_back(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                     const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
+                     char *marker, size_t markerlen, const zlb_graph_failure_t *fail,
+                     int repeat, zlb_error_t *err) {
+  double attempt_s = m->wall_s;
+  int rc;
+  zlb_measurement_release(m);
+  snprintf(marker, markerlen, "fallback(phase=%s,reason=%s,repeat=%d)",
+           zlb_phase_name(fail->phase), fail->reason, repeat);
+  zlb_error_clear(err);
+  rc = zlb_time_direct(b, s, l, o, flush, m, err);
+  m->attempt_s = attempt_s;
+  return rc;
+}
+
 int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                   zlb_timer_kind_t timer, int deny, const zlb_timing_opts_t *o,
                   zlb_flush_t *flush, zlb_measurement_t *m, char *marker,
@@ -28,11 +46,7 @@ int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     rc = zlb_time_queue(b, s, l, o, m, fail, err);
     if (rc != ZLB_EREFUSED)
       return rc;
-    zlb_measurement_release(m);
-    snprintf(marker, markerlen, "fallback(phase=%s,reason=%s,repeat=%d)",
-             zlb_phase_name(fail->phase), fail->reason, repeat);
-    zlb_error_clear(err);
-    return zlb_time_direct(b, s, l, o, flush, m, err);
+    return fall_back(b, s, l, o, flush, m, marker, markerlen, fail, repeat, err);
   }
 
   if (deny) {
@@ -46,11 +60,5 @@ int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   rc = zlb_time_graph(b, s, l, o, m, fail, err);
   if (rc != ZLB_EREFUSED)
     return rc;
-  /* Refused: this shape is measured by the direct timer instead, and the
-   * row says so, since its caliber differs from captured rows. */
-  zlb_measurement_release(m);
-  snprintf(marker, markerlen, "fallback(phase=%s,reason=%s,repeat=%d)",
-           zlb_phase_name(fail->phase), fail->reason, repeat);
-  zlb_error_clear(err);
-  return zlb_time_direct(b, s, l, o, flush, m, err);
+  return fall_back(b, s, l, o, flush, m, marker, markerlen, fail, repeat, err);
 }

@@ -300,6 +300,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
         goto out;
       }
     }
+    m->sample_s = zlb_now_s() - st.t0;
     if (o->stop == ZLB_STOP_NOISE)
       m->noise_met = st.met;
     m->replays = (int)smp.n;

@@ -439,6 +439,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       st.calls_per_sample = (double)k;
     }
   }
+  m->sample_s = zlb_now_s() - st.t0;
   if (o->stop == ZLB_STOP_NOISE)
     m->noise_met = st.met;
   m->queue_launches = (int)k;

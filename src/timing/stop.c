@@ -164,6 +164,7 @@ int zlb__sample_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   while ((k = zlb__stopper_next(&st, &smp, est_ms, (size_t)n_rep, (size_t)cap)))
     if ((rc = chunk(b, s, l, flush, k, &smp, err)))
       goto out;
+  m->sample_s += zlb_now_s() - st.t0; /* over every repeated call */
   if (o->stop == ZLB_STOP_NOISE)
     m->noise_met &= st.met;
   rc = zlb__summarize(o, &smp, m, value, err);

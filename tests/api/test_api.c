@@ -413,6 +413,9 @@ static void test_result_keys(void **state) {
   {
     double d = num(r, "noise_met");
     assert_true(d == 0 || d == 1);
+    /* API 1.1: the sampling's share of the wall time; no refused attempt. */
+    assert_true(num(r, "sample_s") > 0 && num(r, "sample_s") <= num(r, "wall_s"));
+    assert_true(num(r, "attempt_s") == 0);
   }
   {
     double d;

@@ -247,6 +247,7 @@ def test_result_fields():
     assert len(res.quantiles) == 1
     assert res.backend == "host" and res.device_name
     assert res.estimate_ms > 0 and res.wall_s > 0
+    assert 0 < res.sample_s <= res.wall_s and res.attempt_s == 0
     assert res.graph_launches == 0 and res.replays == 0
     assert res.throttled is False and res.marker == "-"
     # The host has no clocks: reported as unknown (-1), before and after.

@@ -129,6 +129,12 @@ static void test_fallback_state_machine(void **state) {
         assert_int_equal(m.timer, ZLB_TIMER_DIRECT);
         assert_true(m.nsamples > 0);
         assert_true(m.value_ms > 0);
+        /* The refused attempt's wall time is kept beside the direct
+         * timer's, whose sampling is part of its own: the attempt made
+         * the estimate's 7 calls of 20 us at least. */
+        if (!(m.attempt_s >= 7 * 20e-6 && m.sample_s > 0 && m.sample_s <= m.wall_s))
+          fail_msg("%s: attempt %.6f s, sampling %.6f s of %.6f s", fault, m.attempt_s,
+                   m.sample_s, m.wall_s);
       } else {
         assert_int_equal(m.nsamples, 0);
         assert_int_equal(e.code, verdicts[v].rc);
@@ -527,6 +533,8 @@ static void test_graph_budget_in_time(void **state) {
   o.graph_replay_ms = 0.5;
   assert_int_equal(b->v->stream_create(b, &s, &e), 0);
   time_graph(b, s, &l, &o, &m);
+  /* The replays' wall time is part of the measurement's; nothing refused. */
+  assert_true(m.sample_s > 0 && m.sample_s <= m.wall_s && m.attempt_s == 0);
   /* Each sample is one replay over its K launches: ~100 us per call (more
    * on a loaded machine: a busy-wait preempted runs longer). */
   if (!(m.value_ms > 0.075 && m.value_ms < 2.0))
