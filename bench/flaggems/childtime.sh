@@ -50,17 +50,18 @@ BACKEND=${BACKEND:-cuda}
 mkdir -p "$OUT"
 export ZL_PYTHON=$PYTHON NO_COLOR=1
 export PYTHONPATH="$FG/src:$FG:$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-export ZL_LIB_DIR="$BUILD/lib/zlbench" GEMS_VENDOR=${GEMS_VENDOR:-nvidia}
+export ZL_LIB_DIR="${ZL_LIB_DIR:-$BUILD/lib/zlbench}" GEMS_VENDOR=${GEMS_VENDOR:-nvidia}
 [ -x "$BUILD/bin/zlbench" ] || { echo "childtime.sh: no $BUILD/bin/zlbench; build first" >&2; exit 2; }
 TSV=$OUT/childtime.tsv
-printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasure_s\tfrom_spare\tclient_start_s\tquiet_wait_s\twrite_s\tto_module_end_s\tto_done_s\n' >"$TSV"
+printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasure_s\tfrom_spare\tclient_start_s\tquiet_wait_s\twrite_s\tto_module_end_s\tto_done_s\tsample_s\tattempt_s\n' >"$TSV"
 
 # run_identity.json [end trace] -> configure first_measure finish measure
 # from_spare client quiet write, and from the fork server's end trace
 # (ZL_FG_END_TRACE) the child's request to its module's end and to its
-# word "done".
+# word "done"; from the plugin's zlbench_rows.json the seconds its
+# measurements spent sampling and in refused captures.
 timeline() {
-  "$PYTHON" - "$1" "${2:-}" <<'EOF'
+  "$PYTHON" - "$1" "${2:-}" "${3:-}" <<'EOF'
 import json, sys
 try:
     t = json.load(open(sys.argv[1])).get("timeline", {})
@@ -79,13 +80,22 @@ for line in lines:
             end = e
     except (ValueError, TypeError, AttributeError):
         continue        # a cut or foreign line
+samp = att = 0.0
+try:
+    for tb in json.load(open(sys.argv[3])).get("tables", []):
+        for r in tb.get("rows", []):
+            for c in r.get("calls", []):
+                samp += float(c.get("sample_s") or 0)
+                att += float(c.get("attempt_s") or 0)
+except (OSError, ValueError, TypeError, AttributeError):
+    samp = att = float("nan")
 def since(k):
     v = end.get(k)
     return "%.3f" % (v - end["request_at"]) if isinstance(v, (int, float)) else "-"
 print("\t".join([str(t.get(k, "-")) for k in
                  ("configure_s", "first_measure_s", "finish_s", "measure_s", "from_spare",
                   "client_start_s", "quiet_wait_s", "write_s")]
-                + [since("module_end"), since("said_done")]))
+                + [since("module_end"), since("said_done"), "%.3f" % samp, "%.3f" % att]))
 EOF
 }
 
@@ -104,7 +114,8 @@ batch() {       # run-name [env...]
     local line
     line=$(grep "^$op," "$d/ops_status.csv" 2>/dev/null)
     printf '%s\t%s\t%s\t%s\t%s\n' "$op" "$run" "$(echo "$line" | cut -d, -f2)" \
-      "$(echo "$line" | cut -d, -f8)" "$(timeline "$d/ops/$op/run_identity.json" "$OUT/$run.end.jsonl")" >>"$TSV"
+      "$(echo "$line" | cut -d, -f8)" \
+      "$(timeline "$d/ops/$op/run_identity.json" "$OUT/$run.end.jsonl" "$d/ops/$op/zlbench_rows.json")" >>"$TSV"
   done
   grep -h "served\|spare" "$d"/forkserver-*.log 2>/dev/null | tail -3
 }
@@ -119,7 +130,7 @@ own() {
       "test_$op.py" -m "$op" --mode kernel --level core $dts) >"$OUT/own/$op.log" 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    printf '%s\town\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "$op" "rc=$rc" \
+    printf '%s\town\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "$op" "rc=$rc" \
       "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" >>"$TSV"
   done
   echo "own: done"
@@ -127,7 +138,7 @@ own() {
 
 if [ -n "${OWN_S:-}" ]; then
   for kv in $OWN_S; do
-    printf '%s\town\tgiven\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "${kv%%=*}" "${kv#*=}" >>"$TSV"
+    printf '%s\town\tgiven\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "${kv%%=*}" "${kv#*=}" >>"$TSV"
   done
 fi
 for r in $RUNS; do
@@ -166,7 +177,8 @@ cmp = [r for r in runs if r != "own" and not r.startswith("cold")]
 last = (cmp or [r for r in runs if r != "own"] or ["-"])[-1]   # its timeline is shown
 print("%-9s" % "op" + "".join("%10s" % r for r in runs)
       + "".join("%11s" % ("own/" + r) for r in cmp)
-      + "   %s: client configure first finish measure write module_end done tail" % last)
+      + "   %s: client configure first finish measure write module_end done tail sampling"
+        " attempts" % last)
 tot = {r: 0.0 for r in runs}
 for op in ops:
     line = "%-9s" % op
@@ -181,10 +193,10 @@ for op in ops:
     s = sec.get((op, last), {})
     sv, cl, fi = f(s.get("seconds")), f(s.get("client_start_s")), f(s.get("finish_s"))
     tail = "%.2f" % (sv - cl - fi) if None not in (sv, cl, fi) else "-"
-    line += "   %s %s %s %s %s %s %s %s %s" % (
+    line += "   %s %s %s %s %s %s %s %s %s %s %s" % (
         s.get("client_start_s"), s.get("configure_s"), s.get("first_measure_s"),
         s.get("finish_s"), s.get("measure_s"), s.get("write_s"), s.get("to_module_end_s"),
-        s.get("to_done_s"), tail)
+        s.get("to_done_s"), tail, s.get("sample_s"), s.get("attempt_s"))
     print(line)
 print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs)
       + "".join("%11s" % ("%.1fx" % (tot["own"] / tot[r]) if tot.get("own") and tot[r] else "-")
