@@ -137,17 +137,22 @@ static size_t budget_next(const zlb_timing_opts_t *o, const zlb__samples_t *s, l
  * Triton's counts (o->triton_counts): the calls do_bench would make, from
  * an estimate of one call with its L2 flush (est_ms + count_flush_ms), as
  * do_bench's estimate is: n_warm = warmup / that, n_rep = rep / that. The
- * replays hold the n_rep calls (rounded up to whole replays), and at least
- * graph_min_replays of them where n_rep has that many calls: a call longer
- * than rep / graph_min_replays gets do_bench's few samples, not a floor of
- * replays several times its budget. Replays run without the flush, so the
- * measurement takes less device time than do_bench's by n_rep flushes.
+ * replays hold the n_rep calls, in at least min(n_rep, graph_min_replays)
+ * replays: K is cut to n_rep / that floor where the replay target asked for
+ * more (a floor of full replays would make many times n_rep calls for a
+ * small rep), and a call longer than rep / graph_min_replays gets
+ * do_bench's few samples, not a floor of replays several times its budget.
+ * Replays run without the flush, so the measurement takes less device time
+ * than do_bench's by n_rep flushes.
  */
+static long triton_floor(const zlb_timing_opts_t *o, long n_rep) {
+  return n_rep < o->graph_min_replays ? n_rep : o->graph_min_replays;
+}
+
 static long triton_replays(const zlb_timing_opts_t *o, long n_rep, long k) {
-  long replays = (n_rep + k - 1) / k,
-       floor = n_rep < o->graph_min_replays ? n_rep : o->graph_min_replays;
-  if (replays < floor)
-    replays = floor;
+  long replays = (n_rep + k - 1) / k;
+  if (replays < triton_floor(o, n_rep))
+    replays = triton_floor(o, n_rep);
   if (replays > GRAPH_MAX_REPLAYS)
     replays = GRAPH_MAX_REPLAYS;
   return replays < 1 ? 1 : replays;
@@ -195,6 +200,12 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     k = 1;
   if (k > o->graph_max_launches)
     k = o->graph_max_launches;
+  /* The warm-up's and the samples' calls (docs/timing.md, graph steps 3
+   * and 5); Triton's counts hold K to what its floor of replays allows. */
+  zlb__counts(o, o->triton_counts ? est_ms + o->count_flush_ms : est_ms,
+              GRAPH_MAX_REPLAYS * (long)o->graph_max_launches, &n_warm, &n_rep);
+  if (o->triton_counts && k * triton_floor(o, n_rep) > n_rep)
+    k = n_rep / triton_floor(o, n_rep) > 1 ? n_rep / triton_floor(o, n_rep) : 1;
   m->graph_launches = (int)k;
 
   /* The side stream waits for everything already queued on the caller's
@@ -257,8 +268,6 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
    * the device time the function has run before the first sample, as long
    * as Triton's warm-up, not that plus the set-up's. The side stream's
    * replays come after it. */
-  zlb__counts(o, o->triton_counts ? est_ms + o->count_flush_ms : est_ms,
-              GRAPH_MAX_REPLAYS * (long)o->graph_max_launches, &n_warm, &n_rep);
   n_warm = graph_warm_calls(n_warm, est_calls, k);
   for (long i = 0; i < n_warm; i++)
     if ((rc = l->call(l->ctx, caller, err)))

@@ -614,66 +614,72 @@ static void test_graph_warmup_counts_setup(void **state) {
   b->v->stream_destroy(b, s);
 }
 
+/* Triton's counts, worked out from a measurement's estimate as the timer
+ * does (docs/timing.md, graph step 5): n_rep calls of est + flush, K from
+ * the replay target cut to n_rep / floor where floor full replays would
+ * exceed n_rep, ceil(n_rep / K) replays and at least floor =
+ * min(n_rep, graph_min_replays), all of them run; the warm-up n_warm less
+ * the set-up's calls. */
+static void expect_triton_counts(const struct fake *f, const zlb_timing_opts_t *o,
+                                 const zlb_measurement_t *m, const char *what) {
+  double per = m->estimate_ms + o->count_flush_ms;
+  long n_warm = (long)(o->warmup_ms / per), n_rep = (long)(o->rep_ms / per), k, floor,
+       replays;
+  if (n_warm < 1)
+    n_warm = 1;
+  if (n_rep < 1)
+    n_rep = 1;
+  floor = n_rep < o->graph_min_replays ? n_rep : o->graph_min_replays;
+  k = (long)ceil(o->graph_replay_ms / m->estimate_ms);
+  if (k > o->graph_max_launches)
+    k = o->graph_max_launches;
+  if (k < 1)
+    k = 1;
+  if (k * floor > n_rep)
+    k = n_rep / floor > 1 ? n_rep / floor : 1;
+  replays = (n_rep + k - 1) / k;
+  if (replays < floor)
+    replays = floor;
+  if (m->graph_launches != k || m->replays != replays)
+    fail_msg("%s: estimate %.4f ms, n_rep %ld: K %d and %d replays, want K %ld and %ld", what,
+             m->estimate_ms, n_rep, m->graph_launches, m->replays, k, replays);
+  expect_eager_calls(f, m, n_warm);
+}
+
 /* Triton's counts: the calls do_bench would make, from an estimate of one
- * call with its flush (count_flush_ms). Replays hold ceil(n_rep / K)
- * replays (all of them, not trimmed by time), at least graph_min_replays
- * where n_rep has that many calls, else n_rep; the warm-up is n_warm less
- * the set-up's calls. Budgets of the calls' own time would make 4x the
- * replays here, and 3 (the floor) for the long call. */
+ * call with its flush (count_flush_ms), where budgets of the calls' own
+ * time would make 4x the replays (a), 3, the floor, for the long call (b),
+ * 10 replays of 5 calls for 18 calls (c), and stop at rep_ms of replay
+ * time when the replays run 4x slower than the estimate (d). */
 static void test_graph_triton_counts(void **state) {
+  static const struct {
+    const char *what;
+    double spin_us, captured_us, warmup_ms, rep_ms, flush_ms;
+    int min_replays;
+  } cases[] = {
+      {"a: 0.1 ms calls", 100, 0, 6.0, 20.0, 0.3, 3},
+      {"b: a call longer than rep / floor", 2000, 0, 0.0, 5.0, 0.5, 3},
+      {"c: a floor of replays over n_rep", 100, 0, 1.0, 2.0, 0.01, 10},
+      {"d: replays slower than the estimate", 25, 100, 1.0, 40.0, 0.0, 3},
+  };
   zlb_backend_t *b = test_backend();
   zlb_stream_t s;
   zlb_error_t e = ZLB_ERROR_INIT;
   (void)state;
   assert_int_equal(b->v->stream_create(b, &s, &e), 0);
-  {
-    struct fake f = {0, 0, 0, 0, 0, 100, 0};
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct fake f = {0, 0, 0, 0, 0, cases[i].spin_us, cases[i].captured_us};
     zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
     zlb_timing_opts_t o = quick_opts();
     zlb_measurement_t m;
-    long n_warm, n_rep, want_replays;
-    o.warmup_ms = 6.0;
-    o.rep_ms = 20.0;
+    o.warmup_ms = cases[i].warmup_ms;
+    o.rep_ms = cases[i].rep_ms;
     o.graph_replay_ms = 0.5;
+    o.graph_min_replays = cases[i].min_replays;
     o.triton_counts = 1;
-    o.count_flush_ms = 0.3;
+    o.count_flush_ms = cases[i].flush_ms;
     time_graph(b, s, &l, &o, &m);
-    n_warm = (long)(o.warmup_ms / (m.estimate_ms + o.count_flush_ms));
-    n_rep = (long)(o.rep_ms / (m.estimate_ms + o.count_flush_ms));
-    if (n_warm < 1)
-      n_warm = 1;
-    if (n_rep < 1)
-      n_rep = 1;
-    want_replays = (n_rep + m.graph_launches - 1) / m.graph_launches;
-    if (want_replays < (n_rep < o.graph_min_replays ? n_rep : o.graph_min_replays))
-      want_replays = n_rep < o.graph_min_replays ? n_rep : o.graph_min_replays;
-    if (m.replays != want_replays)
-      fail_msg("estimate %.4f ms, K %d: %d replays, want ceil(%ld / K) = %ld", m.estimate_ms,
-               m.graph_launches, m.replays, n_rep, want_replays);
-    expect_eager_calls(&f, &m, n_warm);
-    zlb_measurement_release(&m);
-  }
-  {
-    /* A call longer than rep / graph_min_replays: do_bench's few samples. */
-    struct fake f = {0, 0, 0, 0, 0, 2000, 0};
-    zlb_launch_t l = {.call = fake_call, .rng_guard = fake_guard, .ctx = &f};
-    zlb_timing_opts_t o = quick_opts();
-    zlb_measurement_t m;
-    long n_rep;
-    o.warmup_ms = 0.0;
-    o.rep_ms = 5.0;
-    o.triton_counts = 1;
-    o.count_flush_ms = 0.5;
-    time_graph(b, s, &l, &o, &m);
-    assert_int_equal(m.graph_launches, 1);
-    n_rep = (long)(o.rep_ms / (m.estimate_ms + o.count_flush_ms));
-    if (n_rep < 1)
-      n_rep = 1;
-    if (m.replays != (n_rep < o.graph_min_replays ? n_rep : o.graph_min_replays))
-      fail_msg("estimate %.3f ms: %d replays, want %ld (n_rep %ld, floor %d)", m.estimate_ms,
-               m.replays, n_rep < o.graph_min_replays ? n_rep : (long)o.graph_min_replays,
-               n_rep, o.graph_min_replays);
-    assert_true(m.replays < o.graph_min_replays || n_rep >= o.graph_min_replays);
+    expect_triton_counts(&f, &o, &m, cases[i].what);
     zlb_measurement_release(&m);
   }
   b->v->stream_destroy(b, s);
@@ -692,7 +698,7 @@ static void test_flush_time(void **state) {
   assert_true(ms == 0.0);
   assert_int_equal(zlb_flush_init(&f, b, (size_t)1 << 20, &e), 0);
   assert_int_equal(zlb_flush_time(b, s, &f, &ms, &e), 0);
-  assert_true(ms >= 0.0 && ms < 1000.0);
+  assert_true(ms > 0.0 && ms < 1000.0);
   zlb_flush_release(&f, b);
   b->v->stream_destroy(b, s);
 }
