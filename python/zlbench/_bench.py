@@ -567,8 +567,8 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
     sample for return_mode="all". ``timer`` defaults to "auto" (graph with
     per-measurement fallback on CUDA, direct on the host) and ``counts`` to
     "triton" (the calls Triton's do_bench would make, replayed without its
-    per-call flush: never longer than Triton's); other keywords go to
-    :func:`measure`."""
+    per-call flush, so less device time than Triton's); other keywords go
+    to :func:`measure`."""
     _triton_mode(return_mode)
     kw.setdefault("timer", "auto")
     kw.setdefault("counts", "triton")

@@ -11,6 +11,7 @@ import os
 import threading
 
 API_MAJOR = 1
+API_MINOR = 1     # the options' `counts` (do_bench's Triton counts)
 LIB_NAME = "libzlbench.so"
 MAX_QUANTILES = 8
 
@@ -150,9 +151,10 @@ def _declare(lib):
 
 def _check_abi(lib, path):
     version = lib.zlb_api_version()
-    if version // 10000 != API_MAJOR:
+    if version // 10000 != API_MAJOR or version % 10000 < API_MINOR:
         raise ImportError(f"{path} implements zlbench API {version // 10000}.{version % 10000}; "
-                          f"this package needs {API_MAJOR}.x: rebuild the library or the package")
+                          f"this package needs {API_MAJOR}.{API_MINOR} or a later {API_MAJOR}.x "
+                          f"(its options' `counts`): rebuild the library or the package")
     # The library must know every option field this module sets: its
     # struct may be larger (a newer minor version reads ours by its size),
     # not smaller.

@@ -382,6 +382,19 @@ def _readable(sock):
         return True
 
 
+def _server_gone(sock):
+    """Whether the server closed its end of `sock` (it is going away): a
+    request waiting there is not an end."""
+    if not _readable(sock):
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
+
+
 def _close_all(close):
     """Close what a forked process must not hold: sockets, and other
     children's done pipes (descriptors)."""
@@ -650,12 +663,16 @@ def _spare_main(names, sock, close, learn_path=""):
             # waits at most for the one import under way): a spare is ready
             # as soon as its own modules are in.
             t1 = time.monotonic()
+            # ZL_FG_LEARN_WAIT=1: a request waits for all of them; the
+            # server's end does not.
             n, bad, cut = import_learned(
-                learn_path, stop=None if _learn_wait() else (lambda: _readable(sock)))
+                learn_path,
+                stop=(lambda: _server_gone(sock)) if _learn_wait() else (lambda: _readable(sock)))
             if n or bad or cut:
                 _log(f"spare: {n} learned modules in {time.monotonic() - t1:.2f} s"
                      + (f", {bad} failed" if bad else "")
-                     + (", stopped by its request" if cut else ""))
+                     + ((", stopped by the server's end" if _learn_wait() else
+                         ", stopped by its request") if cut else ""))
             # What they set is not the children's: a fresh child imports
             # them later, after its environment is its own.
             for k in [k for k in os.environ if k not in added and _ENV0.get(k) != os.environ[k]]:

@@ -384,12 +384,13 @@ static int measure_locked(zlb_session_t *s, const zlb_measure_opts_t *o, struct 
   if ((rc = b->v->device_select(b, b->device, e)) || (rc = ensure_flush(s, o, e)))
     return rc;
   to_timing(o, &t);
-  if (t.triton_counts && (rc = flush_ms(s, &t.count_flush_ms, e)))
-    return rc;
   r->repeat = applied_repeat(o);
   memset(&fail, 0, sizeof(fail));
   read_clocks(s, r, 0);
-  if (o->timer == ZLB_API_TIMER_GRAPH && !zlb_session_has_graphs(s)) {
+  if (t.triton_counts && (rc = flush_ms(s, &t.count_flush_ms, e))) {
+    /* A device error in the flush (a fault an earlier kernel left): the
+     * classification below, as for a timer's. */
+  } else if (o->timer == ZLB_API_TIMER_GRAPH && !zlb_session_has_graphs(s)) {
     /* Asked for graphs where there are none: timed directly, and the
      * result says so rather than passing for a graph measurement. */
     snprintf(r->marker, sizeof(r->marker), "fallback(phase=capture,reason=ZLB_EUNSUPPORTED,repeat=%d)",

@@ -20,7 +20,7 @@ chmod +x "$TMP/python"
 export ZL_PYTHON="$TMP/python"
 # The fork servers' learned modules go to the user's cache: this test's own.
 export XDG_CACHE_HOME="$TMP/cache"
-unset ZL_FG_LEARN ZL_FG_EARLY_DONE ZL_FG_SPARES
+unset ZL_FG_LEARN ZL_FG_EARLY_DONE ZL_FG_SPARES ZL_FG_LEARN_WAIT ZL_FG_PYCACHE
 FG="--provider flaggems --flaggems $MINI --backend host"
 FAST="--warmup-ms 1 --rep-ms 5 --level core"
 
@@ -63,7 +63,7 @@ OUT="$TMP/res"
 # Bytecode allowed (ctest forbids it): the FlagGems processes keep theirs
 # under the user's cache (PYTHONPYCACHEPREFIX), not beside the sources.
 dwb=${PYTHONDONTWRITEBYTECODE-}
-unset PYTHONDONTWRITEBYTECODE ZL_FG_PYCACHE
+unset PYTHONDONTWRITEBYTECODE
 # (hang is timed out in the resume part below, where it costs one limit.)
 expect_rc 1 "$ZLBENCH" batch $FG $FAST --out "$OUT" --timeout 30 --retries 1 \
   --ops abs,add,softmax,crash,intonly,broken,poison,fatal,skipped --dtypes float16,float32

@@ -98,7 +98,8 @@ def start_server(tmp_path, spare, env_extra=None):
     sock = str(tmp_path / "s.sock")
     env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
                XDG_CACHE_HOME=str(tmp_path / "cache"), **(env_extra or {}))
-    for k in ("ZL_FG_SPARE", "ZL_FG_SPARES", "ZL_FG_LEARN", "ZL_FG_EARLY_DONE"):
+    for k in ("ZL_FG_SPARE", "ZL_FG_SPARES", "ZL_FG_LEARN", "ZL_FG_EARLY_DONE",
+              "ZL_FG_LEARN_WAIT"):
         if k not in (env_extra or {}):
             env.pop(k, None)
     log = open(tmp_path / "server.log", "w")
@@ -629,6 +630,36 @@ def test_learned_imports_finish_first_when_asked(tmp_path):
         log.close()
     text = (tmp_path / "server.log").read_text()
     assert "2 learned modules" in text and "stopped by its request" not in text, text
+
+
+def test_a_waiting_spare_stops_when_the_server_is_gone(tmp_path):
+    """ZL_FG_LEARN_WAIT=1: a request does not stop the learned imports, but
+    the server's end does (a server killed outright cannot kill its
+    spares): the spare does not import on for seconds with no one to
+    serve."""
+    (tmp_path / "mods").mkdir()
+    for i in range(4):
+        (tmp_path / "mods" / f"zlb_slow_learned{i}.py").write_text("import time\ntime.sleep(1.0)\n")
+    learned = tmp_path / "learned"
+    learned.write_text("".join(f"zlb_slow_learned{i}\n" for i in range(4)))
+    p, env, log = start_server(tmp_path, True, {"ZL_FG_LEARN": str(learned), "ZL_FG_SPARES": "1",
+                                                 "ZL_FG_LEARN_WAIT": "1"})
+    try:
+        text = (tmp_path / "server.log").read_text()
+        pid = int(re.search(r"\[(\d+)\]: spare: ready", text).group(1))
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(10)
+        t0 = time.monotonic()
+        while _alive_pid(pid) and time.monotonic() - t0 < 10:
+            time.sleep(0.05)
+        took = time.monotonic() - t0
+        # The import under way ends (1 s at most), then the spare sees the
+        # closed socket; all four would take 4 s.
+        assert not _alive_pid(pid) and took < 2.5, f"the spare lived {took:.2f} s on"
+    finally:
+        if p.poll() is None:
+            p.kill()
+        log.close()
 
 
 def test_only_the_forked_process_says_done(server):

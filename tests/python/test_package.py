@@ -308,6 +308,23 @@ def test_library_and_version():
     assert zlbench.library_path().endswith("libzlbench.so")
 
 
+def test_a_library_older_than_the_package_is_refused():
+    # API 1.0 has no `counts`: its options struct has the same size (the
+    # field sits in 1.0's trailing padding), so the version must say it.
+    class Old:
+        def __init__(self, version):
+            self.version = version
+
+        def zlb_api_version(self):
+            return self.version
+
+        def zlb_measure_opts_init(self, buf):
+            raise AssertionError("not reached: the version refuses it first")
+    for v in (10000, 20001):
+        with pytest.raises(ImportError, match="needs 1.1"):
+            zlbench._lib._check_abi(Old(v), "/old/libzlbench.so")
+
+
 def test_ctrl_c_while_the_engine_runs_is_a_keyboard_interrupt():
     # SIGINT during a measurement (simulated with _thread.interrupt_main):
     # always KeyboardInterrupt, never an engine error with an undefined
