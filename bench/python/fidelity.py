@@ -201,12 +201,18 @@ def preheat(fn, seconds):
         torch.cuda.synchronize()
 
 
+def _one_call(fn):
+    """The device activities of one call of fn; at least one, or an error."""
+    spans = _profile(fn)
+    if not spans:
+        raise RuntimeError("the profiler saw no device activity for one call")
+    return spans
+
+
 def cupti_ms(fn, calls, flush, heat_s=0.0):
     """Median over calls of the summed device time of one call (ms), after
     heat_s seconds of calls back to back."""
-    per_call = len(_profile(fn))
-    if per_call == 0:
-        raise RuntimeError("the profiler saw no device activity for one call")
+    per_call = len(_one_call(fn))
     if heat_s > 0:
         preheat(fn, heat_s)
 
@@ -249,9 +255,7 @@ def cupti_replay_ms(fn, k):
     replay's summed kernel time / k, and of its first kernel's start to its
     last kernel's end / k (the kernels and the gaps between them: what the
     device spent on the k calls, by its own clock)."""
-    per_call = len(_profile(fn))
-    if per_call == 0:
-        raise RuntimeError("the profiler saw no device activity for one call")
+    per_call = len(_one_call(fn))
     g = torch.cuda.CUDAGraph()
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -287,10 +291,8 @@ def cupti_during(fn, **kw):
     its last device work: replays x K x (activities per call). The first
     activity of every replay must be the call's first, or the attribution
     is refused."""
-    first = _profile(fn)
+    first = _one_call(fn)
     per_call = len(first)
-    if per_call == 0:
-        raise RuntimeError("the profiler saw no device activity for one call")
     got = {}
 
     def work():

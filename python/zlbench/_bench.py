@@ -76,8 +76,8 @@ class Result:
         self.wall_s = raw["wall_s"]
         # Where the wall time went: the timed calls alone, and a refused
         # capture's attempt before the direct timer (not in wall_s).
-        self.sample_s = raw.get("sample_s", 0.0)
-        self.attempt_s = raw.get("attempt_s", 0.0)
+        self.sample_s = raw["sample_s"]
+        self.attempt_s = raw["attempt_s"]
         self.backend = raw["backend"]
         self.device_name = raw["device_name"]
         self.throttled = bool(raw["throttled"])

@@ -462,11 +462,10 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
  */
 static int fg_pycache(zlb_strbuf_t *out) {
   const char *v = getenv("ZL_FG_PYCACHE"), *base = getenv("XDG_CACHE_HOME"),
-             *home = getenv("HOME");
+             *home = getenv("HOME"), *nowrite = getenv("PYTHONDONTWRITEBYTECODE");
   zlb_error_t e = ZLB_ERROR_INIT;
   zlb_strbuf_reset(out);
-  if ((v && !strcmp(v, "0")) || getenv("PYTHONPYCACHEPREFIX") ||
-      (getenv("PYTHONDONTWRITEBYTECODE") && *getenv("PYTHONDONTWRITEBYTECODE")))
+  if ((v && !strcmp(v, "0")) || getenv("PYTHONPYCACHEPREFIX") || (nowrite && *nowrite))
     return 0;
   if (v && v[0] == '/')
     zlb_strbuf_addf(out, "%s", v);

@@ -150,9 +150,9 @@ static long triton_floor(const zlb_timing_opts_t *o, long n_rep) {
 }
 
 static long triton_replays(const zlb_timing_opts_t *o, long n_rep, long k) {
-  long replays = (n_rep + k - 1) / k;
-  if (replays < triton_floor(o, n_rep))
-    replays = triton_floor(o, n_rep);
+  long replays = (n_rep + k - 1) / k, floor = triton_floor(o, n_rep);
+  if (replays < floor)
+    replays = floor;
   if (replays > GRAPH_MAX_REPLAYS)
     replays = GRAPH_MAX_REPLAYS;
   return replays < 1 ? 1 : replays;
@@ -204,8 +204,11 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
    * and 5); Triton's counts hold K to what its floor of replays allows. */
   zlb__counts(o, o->triton_counts ? est_ms + o->count_flush_ms : est_ms,
               GRAPH_MAX_REPLAYS * (long)o->graph_max_launches, &n_warm, &n_rep);
-  if (o->triton_counts && k * triton_floor(o, n_rep) > n_rep)
-    k = n_rep / triton_floor(o, n_rep) > 1 ? n_rep / triton_floor(o, n_rep) : 1;
+  if (o->triton_counts) {
+    long floor = triton_floor(o, n_rep);
+    if (k * floor > n_rep)
+      k = n_rep / floor > 1 ? n_rep / floor : 1;
+  }
   m->graph_launches = (int)k;
 
   /* The side stream waits for everything already queued on the caller's
