@@ -8,6 +8,7 @@
 # In order (Triton's kernel cache is cold at the start of a fresh machine):
 #   cold       zlbench batch over OPS, spares on (compiles the kernels)
 #   own        FlagGems' own kernel mode, one pytest process per operator
+#   owngraph   FlagGems' own cudagraph mode (do_bench_cudagraph), the same
 #   spare      zlbench batch again, spares on (the default)
 #   nospare    zlbench batch again, ZL_FG_SPARE=0
 #   sparesN    zlbench batch again with N spares (ZL_FG_SPARES=N, 1 to 4)
@@ -53,7 +54,7 @@ export PYTHONPATH="$FG/src:$FG:$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 export ZL_LIB_DIR="${ZL_LIB_DIR:-$BUILD/lib/zlbench}" GEMS_VENDOR=${GEMS_VENDOR:-nvidia}
 [ -x "$BUILD/bin/zlbench" ] || { echo "childtime.sh: no $BUILD/bin/zlbench; build first" >&2; exit 2; }
 TSV=$OUT/childtime.tsv
-printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasure_s\tfrom_spare\tclient_start_s\tquiet_wait_s\twrite_s\tto_module_end_s\tto_done_s\tsample_s\tattempt_s\n' >"$TSV"
+printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasure_s\tfrom_spare\tclient_start_s\tquiet_wait_s\twrite_s\tto_module_end_s\tto_done_s\tsample_s\tattempt_s\tfirst_call_s\n' >"$TSV"
 
 # run_identity.json [end trace] -> configure first_measure finish measure
 # from_spare client quiet write, and from the fork server's end trace
@@ -80,22 +81,24 @@ for line in lines:
             end = e
     except (ValueError, TypeError, AttributeError):
         continue        # a cut or foreign line
-samp = att = 0.0
+samp = att = first = 0.0
 try:
     for tb in json.load(open(sys.argv[3])).get("tables", []):
         for r in tb.get("rows", []):
             for c in r.get("calls", []):
                 samp += float(c.get("sample_s") or 0)
                 att += float(c.get("attempt_s") or 0)
+                first += float(c.get("first_call_s") or 0)
 except (OSError, ValueError, TypeError, AttributeError):
-    samp = att = float("nan")
+    samp = att = first = float("nan")
 def since(k):
     v = end.get(k)
     return "%.3f" % (v - end["request_at"]) if isinstance(v, (int, float)) else "-"
 print("\t".join([str(t.get(k, "-")) for k in
                  ("configure_s", "first_measure_s", "finish_s", "measure_s", "from_spare",
                   "client_start_s", "quiet_wait_s", "write_s")]
-                + [since("module_end"), since("said_done"), "%.3f" % samp, "%.3f" % att]))
+                + [since("module_end"), since("said_done"), "%.3f" % samp, "%.3f" % att,
+                    "%.3f" % first]))
 EOF
 }
 
@@ -120,25 +123,25 @@ batch() {       # run-name [env...]
   grep -h "served\|spare" "$d"/forkserver-*.log 2>/dev/null | tail -3
 }
 
-own() {
-  local dts="" op t0 t1 rc
+own() {         # run-name FlagGems-mode
+  local run=$1 mode=$2 dts="" op t0 t1 rc
   for t in ${DTYPES//,/ }; do dts="$dts --dtypes $t"; done
-  mkdir -p "$OUT/own"
+  mkdir -p "$OUT/$run"
   for op in $OPS; do
     t0=$(date +%s.%N)
     (cd "$FG/benchmark" && timeout -k 10 "$TIMEOUT" "$PYTHON" -m pytest -q -s -p no:cacheprovider \
-      "test_$op.py" -m "$op" --mode kernel --level core $dts) >"$OUT/own/$op.log" 2>&1
+      "test_$op.py" -m "$op" --mode "$mode" --level core $dts) >"$OUT/$run/$op.log" 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    printf '%s\town\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "$op" "rc=$rc" \
+    printf '%s\t%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "$op" "$run" "rc=$rc" \
       "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')" >>"$TSV"
   done
-  echo "own: done"
+  echo "$run: done"
 }
 
 if [ -n "${OWN_S:-}" ]; then
   for kv in $OWN_S; do
-    printf '%s\town\tgiven\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "${kv%%=*}" "${kv#*=}" >>"$TSV"
+    printf '%s\town\tgiven\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n' "${kv%%=*}" "${kv#*=}" >>"$TSV"
   done
 fi
 for r in $RUNS; do
@@ -153,7 +156,8 @@ for r in $RUNS; do
     stacks*) rm -rf "$OUT/$r.stacks"
       batch "$r" ZL_FG_LEARN=0 PYTEST_ADDOPTS="-p endstacks" ZLB_END_STACKS="$OUT/$r.stacks" \
       PYTHONPATH="$ROOT/bench/flaggems:$PYTHONPATH" ;;
-    own) own ;;
+    own) own own kernel ;;
+    owngraph) own owngraph cudagraph ;;
     *) echo "childtime.sh: unknown run '$r'" >&2; exit 2 ;;
   esac
 done
@@ -173,12 +177,13 @@ def f(x):
 if "own" not in runs and any(r["run"] == "own" for r in rows):
     runs = ["own"] + runs
 print("seconds per operator (batch: the child's; own: FlagGems' pytest process)")
-cmp = [r for r in runs if r != "own" and not r.startswith("cold")]
-last = (cmp or [r for r in runs if r != "own"] or ["-"])[-1]   # its timeline is shown
+batches = [r for r in runs if not r.startswith("own")]
+cmp = [r for r in batches if not r.startswith("cold")]
+last = (cmp or batches or ["-"])[-1]   # its timeline is shown
 print("%-9s" % "op" + "".join("%10s" % r for r in runs)
       + "".join("%11s" % ("own/" + r) for r in cmp)
       + "   %s: client configure first finish measure write module_end done tail sampling"
-        " attempts" % last)
+        " attempts first_calls" % last)
 tot = {r: 0.0 for r in runs}
 for op in ops:
     line = "%-9s" % op
@@ -193,10 +198,10 @@ for op in ops:
     s = sec.get((op, last), {})
     sv, cl, fi = f(s.get("seconds")), f(s.get("client_start_s")), f(s.get("finish_s"))
     tail = "%.2f" % (sv - cl - fi) if None not in (sv, cl, fi) else "-"
-    line += "   %s %s %s %s %s %s %s %s %s %s %s" % (
+    line += "   %s %s %s %s %s %s %s %s %s %s %s %s" % (
         s.get("client_start_s"), s.get("configure_s"), s.get("first_measure_s"),
         s.get("finish_s"), s.get("measure_s"), s.get("write_s"), s.get("to_module_end_s"),
-        s.get("to_done_s"), tail, s.get("sample_s"), s.get("attempt_s"))
+        s.get("to_done_s"), tail, s.get("sample_s"), s.get("attempt_s"), s.get("first_call_s"))
     print(line)
 print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs)
       + "".join("%11s" % ("%.1fx" % (tot["own"] / tot[r]) if tot.get("own") and tot[r] else "-")
@@ -209,7 +214,7 @@ EOF
 "$PYTHON" - "$OUT" "$RUNS" <<'EOF'
 import itertools, json, os, statistics, sys
 out = sys.argv[1]
-runs = [r for r in sys.argv[2].split() if r != "own" and not r.startswith("cold")]
+runs = [r for r in sys.argv[2].split() if not r.startswith(("own", "cold"))]
 def values(run):
     v = {}
     d = os.path.join(out, run, "ops")

@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import weakref
 
 from . import _lib
@@ -55,10 +56,12 @@ class Result:
     wall_s          seconds the measurement took (after a refused capture:
                     the direct timer's), sample_s of them in the timed calls
                     or replays, attempt_s in the refused attempt before
+    first_call_s    host seconds of fn's first call (where a JIT compiles,
+                    loads its kernels or autotunes), None when fn was not called
     raw             every key libzlbench reported, as a dict
     """
 
-    def __init__(self, raw, capture_exception=None):
+    def __init__(self, raw, capture_exception=None, first_call_s=None):
         self.raw = raw
         self.value = raw["value_ms"]
         self.samples = list(raw["samples"])
@@ -93,6 +96,7 @@ class Result:
             self.clocks[when] = {k[len(prefix):]: (int(v) if v == v else v)
                                  for k, v in raw.items() if k.startswith(prefix)}
         self.capture_exception = capture_exception
+        self.first_call_s = first_call_s
 
     def __repr__(self):
         return (f"Result(value={self.value:.6g} ms, timer={self.timer!r}, "
@@ -302,6 +306,7 @@ class _Run:
         self.abort = False         # KeyboardInterrupt, SystemExit: call nothing more
         self.interrupted = False   # Ctrl-C arrived while the engine ran
         self.graphs = []           # graphs handed to the engine: alive until it returns
+        self.first_s = None        # host seconds of fn's first (eager) call
         self.c_call = CALL_FN(self._call)
         self.c_capture = CAPTURE_FN(self._capture) if adapter.can_capture else CAPTURE_FN()
 
@@ -326,7 +331,12 @@ class _Run:
         try:
             stream = stream or 0
             if stream == self.session_stream:
-                self.one(stream)
+                if self.first_s is None:
+                    t0 = time.perf_counter()
+                    self.one(stream)
+                    self.first_s = time.perf_counter() - t0
+                else:
+                    self.one(stream)
             else:
                 # The engine's own capture, on its side stream.
                 ctx = self.adapter.on_stream(stream)
@@ -535,7 +545,7 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
         raw = _read_result(lib, out)
     finally:
         lib.zlb_result_free(out)
-    return Result(raw, run.capture_exc)
+    return Result(raw, run.capture_exc, run.first_s)
 
 
 # ---- Triton's functions --------------------------------------------------------

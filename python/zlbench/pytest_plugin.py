@@ -273,6 +273,7 @@ def _measure(kind, fn, **kw):
         "kind": kind, "warmup_ms": kw.get("warmup"), "value_ms": res.value, "timer": res.timer,
         "wall_s": round(time.perf_counter() - t0, 4),
         "sample_s": round(res.sample_s, 4), "attempt_s": round(res.attempt_s, 4),
+        "first_call_s": None if res.first_call_s is None else round(res.first_call_s, 6),
         "marker": res.marker,
         "verdict": res.verdict, "deny_capture": deny, "samples": res.samples,
         "fallback": None if res.fallback is None else {

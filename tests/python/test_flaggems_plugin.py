@@ -98,6 +98,7 @@ def test_row_lines_sidecar_identity(tmp_path):
             assert c["value_ms"] > 0 and c["timer"] == "direct"
             assert 0 < c["wall_s"] < 60
             assert 0 < c["sample_s"] <= c["wall_s"] and c["attempt_s"] == 0
+            assert 0 < c["first_call_s"] < c["wall_s"]
     ident = json.loads((out / "run_identity.json").read_text())
     assert ident["backend"] == "host" and ident["caliber"]["timer"] == "direct"
     assert ident["autotune"]["USE_FLAGTUNE"] == "1"

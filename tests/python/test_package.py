@@ -258,6 +258,23 @@ def test_result_fields():
     assert "Result(" in repr(res)
 
 
+def test_first_call_seconds():
+    """first_call_s is the first call's host time (a JIT's compile), not a
+    later call's or the measurement's."""
+    calls = []
+
+    def fn():
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(0.2)
+
+    res = zlbench.measure(fn, **QUICK)
+    assert len(calls) > 2
+    assert 0.2 <= res.first_call_s < res.wall_s
+    res = zlbench.measure(spin(100), **QUICK)
+    assert 0 < res.first_call_s < 0.2
+
+
 def test_noise_stop_and_repeat():
     res = zlbench.measure(spin(20), stop="noise", timeout_ms=30, **QUICK)
     assert isinstance(res.noise_met, bool) and len(res.samples) >= 10
