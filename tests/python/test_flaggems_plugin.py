@@ -117,6 +117,17 @@ def test_row_lines_sidecar_identity(tmp_path):
     # no fork server here, so no request time.
     assert 0 < tl["write_s"] < stages[3], tl
     assert tl["request_at"] is None, tl
+    # Before the first test the heap (pytest, the suite, its modules) was
+    # frozen out of the collector: tens of thousands of objects here.
+    assert tl["gc_frozen"] > 10000 and 0 < tl["gc_freeze_s"] < stages[3], tl
+
+
+def test_gc_freeze_off(tmp_path):
+    rc, text, err, out = suite(tmp_path, "benchmark/test_abs.py", "-m", "abs",
+                               "--dtypes", "float16", env={"ZL_FG_GC_FREEZE": "0"})
+    assert rc == 0, err
+    tl = json.loads((out / "run_identity.json").read_text())["timeline"]
+    assert tl["gc_frozen"] == 0 and tl["gc_freeze_s"] == 0, tl
 
 
 def test_proxy_only_in_base_module(tmp_path):
