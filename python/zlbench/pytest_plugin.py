@@ -531,9 +531,9 @@ def pytest_runtestloop(session):
     # Before the first test, after collection: the previous child's end
     # overlaps this one's imports and collection, never its tests.
     if _state is not None and not session.config.option.collectonly:
+        _gc_freeze()    # its collection overlaps the previous child's end too
         _state.quiet = _quiet_acquire()
         _state.mark("quiet")
-        _gc_freeze()
 
 
 def _gc_freeze():
