@@ -20,6 +20,9 @@
 #              its first call needs), with bench/flaggems/endstacks.py: every
 #              thread's stack every 0.25 s from the session's end on,
 #              in $OUT/stacks.stacks/<pid>.txt
+#   nofreeze   zlbench batch again, ZL_FG_GC_FREEZE=0 (the plugin leaves the
+#              heap to the garbage collector: FlagGems' gc.collect() after
+#              every row scans all of it)
 #   base       zlbench batch again, ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 (each
 #              child's end before the next one starts; spares import only
 #              flag_gems)
@@ -153,6 +156,7 @@ for r in $RUNS; do
     learnwait*) batch "$r" ZL_FG_LEARN_WAIT=1 ;;
     imptime*) batch "$r" PYTHONPROFILEIMPORTTIME=1 ;;
     base*) batch "$r" ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 ;;
+    nofreeze*) batch "$r" ZL_FG_GC_FREEZE=0 ;;
     stacks*) rm -rf "$OUT/$r.stacks"
       batch "$r" ZL_FG_LEARN=0 PYTEST_ADDOPTS="-p endstacks" ZLB_END_STACKS="$OUT/$r.stacks" \
       PYTHONPATH="$ROOT/bench/flaggems:$PYTHONPATH" ;;
