@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where a FlagGems operator's wall time goes in zlbench batch, and what the
 # fork server's spare and bytecode change, against FlagGems' own kernel
-# mode, on a CUDA machine with torch, triton and the FlagGems checkout $FG:
+# mode (and its cudagraph mode: owngraph), on a CUDA machine with torch,
+# triton and the FlagGems checkout $FG:
 #
 #   BUILD=build-gpu OUT=/tmp/ct bash bench/flaggems/childtime.sh
 #
@@ -20,9 +21,9 @@
 #              its first call needs), with bench/flaggems/endstacks.py: every
 #              thread's stack every 0.25 s from the session's end on,
 #              in $OUT/stacks.stacks/<pid>.txt
-#   nofreeze   zlbench batch again, ZL_FG_GC_FREEZE=0 (the plugin leaves the
-#              heap to the garbage collector: FlagGems' gc.collect() after
-#              every row scans all of it)
+#   nofreeze   zlbench batch again, ZL_FG_GC_FREEZE=0 (the plugin does not
+#              freeze the heap before the first test: FlagGems' gc.collect()
+#              after every row scans what the child imported)
 #   base       zlbench batch again, ZL_FG_EARLY_DONE=0 ZL_FG_LEARN=0 (each
 #              child's end before the next one starts; spares import only
 #              flag_gems)
@@ -34,7 +35,9 @@
 # timeline: request to configure, to first measurement, to the session's
 # end, measurements' seconds, from a spare, the client's start, the quiet
 # lock's wait, the plugin's writes; from the fork server's end trace, the
-# request to the module's end and to the word "done") and prints a table
+# request to the module's end and to the word "done"; from the plugin's
+# sidecar, the seconds its measurements spent sampling, in refused
+# captures and in each measurement's first call) and prints a table
 # last, then how
 # much the rows' values differ between every two batch runs after the
 # first (does a spare importing beside a running operator move its
@@ -63,7 +66,8 @@ printf 'op\trun\tstatus\tseconds\tconfigure_s\tfirst_measure_s\tfinish_s\tmeasur
 # from_spare client quiet write, and from the fork server's end trace
 # (ZL_FG_END_TRACE) the child's request to its module's end and to its
 # word "done"; from the plugin's zlbench_rows.json the seconds its
-# measurements spent sampling and in refused captures.
+# measurements spent sampling, in refused captures and in their first
+# calls of fn (first_call_s).
 timeline() {
   "$PYTHON" - "$1" "${2:-}" "${3:-}" <<'EOF'
 import json, sys

@@ -57,7 +57,9 @@ class Result:
                     the direct timer's), sample_s of them in the timed calls
                     or replays, attempt_s in the refused attempt before
     first_call_s    host seconds of fn's first call (where a JIT compiles,
-                    loads its kernels or autotunes), None when fn was not called
+                    loads its kernels or autotunes), None when fn was not
+                    called; after a refused capture it is in attempt_s, not
+                    in wall_s
     raw             every key libzlbench reported, as a dict
     """
 

@@ -77,6 +77,7 @@ everything read later comes from the child's own environment.
 """
 import argparse
 import ctypes
+import gc
 import json
 import os
 import re
@@ -543,14 +544,24 @@ def _import_env(env):
     return {k: v for k, v in env.items() if not k.startswith("ZL_")}
 
 
+def _fork():
+    """os.fork(), the server's heap frozen first (gc.freeze(), as Python's
+    documentation advises before a fork without exec): the preloads are
+    the server's for good, a child's garbage collections skip them and so
+    never write to their pages (no copy-on-write of the whole heap), and
+    only what the child itself imports or makes is scanned."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.freeze()
+    return os.fork()
+
+
 class _Spare:
     """A forked process that has imported `names` and waits for a request."""
 
     def __init__(self, names, close, learn_path=""):
         a, b = socket.socketpair()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
+        pid = _fork()
         if pid == 0:
             a.close()
             _spare_main(names, b, close, learn_path)
@@ -948,9 +959,7 @@ def serve(path, parent, spare_names=()):
                             spare.kill()
                         spares.remove(spare)
                 if not pid:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    pid = os.fork()
+                    pid = _fork()
                     if pid == 0:
                         if done_r is not None:
                             os.close(done_r)

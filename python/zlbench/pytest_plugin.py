@@ -277,7 +277,7 @@ def _measure(kind, fn, **kw):
         "kind": kind, "warmup_ms": kw.get("warmup"), "value_ms": res.value, "timer": res.timer,
         "wall_s": round(time.perf_counter() - t0, 4),
         "sample_s": round(res.sample_s, 4), "attempt_s": round(res.attempt_s, 4),
-        "first_call_s": None if res.first_call_s is None else round(res.first_call_s, 6),
+        "first_call_s": None if res.first_call_s is None else round(res.first_call_s, 7),
         "marker": res.marker,
         "verdict": res.verdict, "deny_capture": deny, "samples": res.samples,
         "fallback": None if res.fallback is None else {
@@ -548,10 +548,12 @@ def _gc_freeze():
         return
     import gc
     t0 = time.monotonic()
+    before = gc.get_freeze_count()      # a fork server froze its own heap
     gc.collect()        # what is garbage already is not kept for good
     gc.freeze()
-    _state.gc_frozen = gc.get_freeze_count()
+    _state.gc_frozen = gc.get_freeze_count() - before
     _state.gc_freeze_s = time.monotonic() - t0
+    _state.mark("frozen")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -587,7 +589,9 @@ def pytest_unconfigure(config):
     # on the H200. Objects alive now are the process's
     # until its _exit: freezing them leaves the collections only what the
     # clean-up itself makes. A batch's child only (ZL_FG_OUT): a run of
-    # the plugin by hand keeps pytest's full report.
+    # the plugin by hand has only what was alive before its first test
+    # frozen (_gc_freeze), and pytest's clean-up still sees everything
+    # the tests left.
     if os.environ.get("ZL_FG_OUT"):
         import gc
         gc.freeze()

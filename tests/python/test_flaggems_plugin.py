@@ -117,9 +117,11 @@ def test_row_lines_sidecar_identity(tmp_path):
     # no fork server here, so no request time.
     assert 0 < tl["write_s"] < stages[3], tl
     assert tl["request_at"] is None, tl
-    # Before the first test the heap (pytest, the suite, its modules) was
-    # frozen out of the collector: tens of thousands of objects here.
+    # Before the first test (after the collection, before the first
+    # measurement) the heap (pytest, the suite, its modules) was frozen
+    # out of the collector: tens of thousands of objects here.
     assert tl["gc_frozen"] > 10000 and 0 < tl["gc_freeze_s"] < stages[3], tl
+    assert tl["collected_s"] <= tl["frozen_s"] <= tl["first_measure_s"], tl
 
 
 def test_gc_freeze_off(tmp_path):
@@ -128,6 +130,12 @@ def test_gc_freeze_off(tmp_path):
     assert rc == 0, err
     tl = json.loads((out / "run_identity.json").read_text())["timeline"]
     assert tl["gc_frozen"] == 0 and tl["gc_freeze_s"] == 0, tl
+    assert "frozen_s" not in tl, tl
+    # Nor does a run that only collects.
+    rc, text, err, out = suite(tmp_path / "c", "benchmark/test_abs.py", "--collect-only")
+    assert rc == 0, err
+    tl = json.loads((out / "run_identity.json").read_text())["timeline"]
+    assert tl["gc_frozen"] == 0 and "frozen_s" not in tl, tl
 
 
 def test_proxy_only_in_base_module(tmp_path):

@@ -21,8 +21,9 @@ PKG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
                    "python")
 
 PROBE = '''
-import json, os, signal, sys, time
+import gc, json, os, signal, sys, time
 STARTED = time.time()
+FROZEN = gc.get_freeze_count()
 a = sys.argv[1:]
 slow = sys.modules.get("zlb_slow")
 learned = sys.modules.get("zlb_learn_me")
@@ -32,7 +33,7 @@ print(json.dumps({"argv": a, "cwd": os.getcwd(), "foo": os.environ.get("ZL_TEST_
                   "request_at": float(os.environ.get("ZL_FG_REQUEST_AT", "0")),
                   "slow_at": slow.IMPORTED_AT if slow else None,
                   "learned_at": learned.IMPORTED_AT if learned else None,
-                  "started": STARTED,
+                  "started": STARTED, "frozen": FROZEN,
                   "set_by_import": os.environ.get("ZLB_SET_BY_IMPORT")}), flush=True)
 sys.stderr.write("probe stderr\\n")
 def hold_quiet():
@@ -155,6 +156,9 @@ def test_child_is_the_clients_process(server):
         assert out["spare"] is None and out["slow_at"] is None
         assert out["set_by_import"] is None
     assert out["pid"] != p.pid and "probe stderr" in r.stderr
+    # Forked with the server's heap frozen (its preloads, the standard
+    # library): the child's collections skip it.
+    assert out["frozen"] > 1000, out
     assert "directly" not in r.stderr          # served, not run by the client itself
     r = run(env, "die", cwd=tmp)
     assert r.returncode == -signal.SIGUSR1
