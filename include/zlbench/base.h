@@ -165,6 +165,12 @@ int zlb_path_exists(const char *path);
 int zlb_is_dir(const char *path);
 /** Join two path parts into `out` (appends, inserting one '/'). */
 void zlb_path_join(zlb_strbuf_t *out, const char *a, const char *b);
+/**
+ * zlbench's folder in the user's cache, appended to `out`: $ZL_CACHE_DIR,
+ * else $XDG_CACHE_HOME/zlbench, else $HOME/.cache/zlbench (the first that
+ * is set and not empty); 0, `out` unchanged, when none is. Not created.
+ */
+int zlb_cache_dir(zlb_strbuf_t *out);
 /** Directory of the running executable (from /proc/self/exe). */
 int zlb_exe_dir(zlb_strbuf_t *out, zlb_error_t *err);
 /** Check that `dir` can be created and written; error names the path. */

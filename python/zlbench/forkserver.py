@@ -50,7 +50,8 @@ file, and the spares forked after that import them too: once ready (their
 own modules in), while they wait, until their request comes (it waits at
 most for the one import under way; a spare that a learned import kills
 then fails that child, which the batch retries). The file is kept in the
-user's cache (``$XDG_CACHE_HOME`` or ``~/.cache``, ``zlbench/forkserver/``,
+user's cache (``$ZL_CACHE_DIR``, else ``zlbench/`` in ``$XDG_CACHE_HOME`` or
+``~/.cache``; in it ``forkserver/``,
 one per interpreter, module path, spare modules and ``GEMS_VENDOR``), so
 that the next batch's first spares import them too; ``ZL_FG_LEARN=/a/file``
 names another. Only modules found on ``sys.path`` outside the child's
@@ -767,11 +768,19 @@ def _learn_wait():
     return v == "1"
 
 
+def _cache_dir():
+    """zlbench's folder in the user's cache, as the C side's zlb_cache_dir:
+    $ZL_CACHE_DIR, else $XDG_CACHE_HOME/zlbench, else ~/.cache/zlbench."""
+    return _ENV0.get("ZL_CACHE_DIR") or os.path.join(
+        _ENV0.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "zlbench")
+
+
 def _learn_file(path, spare_names):
     """(file of learned module names or "", whether it is kept after the
     server). ZL_FG_LEARN=0: none; ZL_FG_LEARN=/a/file: that file;
     otherwise one per interpreter, module path and spare modules in the
-    user's cache ($XDG_CACHE_HOME or ~/.cache, zlbench/forkserver/), so
+    user's cache (forkserver/ in _cache_dir()), so
     that a later batch over the same suite starts with what earlier ones
     learned; a file next to the socket, removed at the end, when the cache
     is not writable."""
@@ -787,8 +796,7 @@ def _learn_file(path, spare_names):
     paths = [p for p in sys.path if p and os.path.abspath(p) != _START_CWD]
     key = hashlib.sha256(json.dumps([sys.executable, paths, list(spare_names),
                                      _ENV0.get("GEMS_VENDOR", "")]).encode()).hexdigest()[:16]
-    base = _ENV0.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    d = os.path.join(base, "zlbench", "forkserver")
+    d = os.path.join(_cache_dir(), "forkserver")
     try:
         os.makedirs(d, exist_ok=True)
         f = os.path.join(d, f"{key}.modules")

@@ -113,6 +113,20 @@ int zlb_is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+int zlb_cache_dir(zlb_strbuf_t *out) {
+  const char *dir = getenv("ZL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
+             *home = getenv("HOME");
+  if (dir && *dir)
+    zlb_strbuf_addstr(out, dir);
+  else if (xdg && *xdg)
+    zlb_strbuf_addf(out, "%s/zlbench", xdg);
+  else if (home && *home)
+    zlb_strbuf_addf(out, "%s/.cache/zlbench", home);
+  else
+    return 0;
+  return 1;
+}
+
 void zlb_path_join(zlb_strbuf_t *out, const char *a, const char *b) {
   zlb_strbuf_addstr(out, a);
   if (out->len && out->buf[out->len - 1] != '/')

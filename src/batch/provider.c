@@ -455,26 +455,26 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
  * that setting is kept, for the children as for FlagGems' own runs, with
  * which they are compared). ZL_FG_PYCACHE:
  * 0 leaves it to Python (bytecode next to the sources, where writable), an
- * absolute folder is used as it is, anything else is the user's cache
- * ($XDG_CACHE_HOME or ~/.cache, zlbench/pycache). The caller's own
+ * absolute folder is used as it is, anything else is pycache/ in zlbench's
+ * cache folder (zlb_cache_dir), when that is absolute (every process,
+ * whatever its working folder, must find the same one). The caller's own
  * PYTHONPYCACHEPREFIX or PYTHONDONTWRITEBYTECODE is left as it is. 0 when
  * there is none to set (out empty).
  */
 static int fg_pycache(zlb_strbuf_t *out) {
-  const char *v = getenv("ZL_FG_PYCACHE"), *base = getenv("XDG_CACHE_HOME"),
-             *home = getenv("HOME"), *nowrite = getenv("PYTHONDONTWRITEBYTECODE");
+  const char *v = getenv("ZL_FG_PYCACHE"), *nowrite = getenv("PYTHONDONTWRITEBYTECODE");
   zlb_error_t e = ZLB_ERROR_INIT;
   zlb_strbuf_reset(out);
   if ((v && !strcmp(v, "0")) || getenv("PYTHONPYCACHEPREFIX") || (nowrite && *nowrite))
     return 0;
   if (v && v[0] == '/')
-    zlb_strbuf_addf(out, "%s", v);
-  else if (base && base[0] == '/')
-    zlb_strbuf_addf(out, "%s/zlbench/pycache", base);
-  else if (home && home[0] == '/')
-    zlb_strbuf_addf(out, "%s/.cache/zlbench/pycache", home);
-  else
+    zlb_strbuf_addstr(out, v);
+  else if (zlb_cache_dir(out) && out->buf[0] == '/')
+    zlb_strbuf_addstr(out, "/pycache");
+  else {
+    zlb_strbuf_reset(out);
     return 0;
+  }
   if (zlb_mkdirs(out->buf, &e)) {
     zlb_strbuf_reset(out);
     return 0;

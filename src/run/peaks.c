@@ -27,17 +27,9 @@
 #define BW_COPIES 6        /* the first one warms up and is not counted */
 
 static void cache_path(const zlb_backend_t *b, zlb_strbuf_t *out) {
-  const char *dir = getenv("ZL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
-             *home = getenv("HOME");
   const char *id = b->info.uuid[0] ? b->info.uuid : b->info.name;
   char key[32];
-  if (dir && *dir)
-    zlb_strbuf_addstr(out, dir);
-  else if (xdg && *xdg)
-    zlb_strbuf_addf(out, "%s/zlbench", xdg);
-  else if (home && *home)
-    zlb_strbuf_addf(out, "%s/.cache/zlbench", home);
-  else
+  if (!zlb_cache_dir(out))
     return;
   snprintf(key, sizeof(key), "%016llx", (unsigned long long)zlb_fnv1a64(id));
   zlb_strbuf_addf(out, "/peaks-%s-%s.json", b->desc->name, key);

@@ -20,7 +20,7 @@ chmod +x "$TMP/python"
 export ZL_PYTHON="$TMP/python"
 # The fork servers' learned modules go to the user's cache: this test's own.
 export XDG_CACHE_HOME="$TMP/cache"
-unset ZL_FG_LEARN ZL_FG_EARLY_DONE ZL_FG_SPARES ZL_FG_LEARN_WAIT ZL_FG_PYCACHE
+unset ZL_FG_LEARN ZL_FG_EARLY_DONE ZL_FG_SPARES ZL_FG_LEARN_WAIT ZL_FG_PYCACHE ZL_CACHE_DIR
 FG="--provider flaggems --flaggems $MINI --backend host"
 FAST="--warmup-ms 1 --rep-ms 5 --level core"
 

@@ -100,7 +100,7 @@ def start_server(tmp_path, spare, env_extra=None):
     env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
                XDG_CACHE_HOME=str(tmp_path / "cache"), **(env_extra or {}))
     for k in ("ZL_FG_SPARE", "ZL_FG_SPARES", "ZL_FG_LEARN", "ZL_FG_EARLY_DONE",
-              "ZL_FG_LEARN_WAIT"):
+              "ZL_FG_LEARN_WAIT", "ZL_CACHE_DIR"):
         if k not in (env_extra or {}):
             env.pop(k, None)
     log = open(tmp_path / "server.log", "w")
@@ -259,6 +259,7 @@ def test_spare_that_dies_is_replaced_then_turned_off(tmp_path):
     env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}", ZL_FG_SPARES="1",
                XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("ZL_FG_SPARE", None)
+    env.pop("ZL_CACHE_DIR", None)
     with open(tmp_path / "server.log", "w") as log:
         p = subprocess.Popen([sys.executable, "-m", "zlbench.forkserver", "--socket", sock,
                               "--preload", "json", "--spare", "zlb_exits"], env=env, stderr=log)
@@ -309,6 +310,7 @@ def _spare_server(tmp_path, spare, env_extra=None, wait_s=None, patch=None):
     env = dict(os.environ, PYTHONPATH=f"{PKG}:{tmp_path / 'mods'}",
                XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("ZL_FG_SPARE", None)
+    env.pop("ZL_CACHE_DIR", None)
     env.update(env_extra or {})
     patch = dict(patch or {}, **({"SPARE_WAIT_S": wait_s} if wait_s is not None else {}))
     code = ("import sys, zlbench.forkserver as f\n"
@@ -489,8 +491,9 @@ def test_spares_import_what_children_imported(tmp_path):
     """A child's imports found on sys.path outside its working folder are
     learned (appended to the server's list); spares forked after that
     import them before their request. The child's own folder's modules,
-    test modules and zlbench are not learned. ZL_FG_LEARN=0: nothing is."""
-    for base in (tmp_path, tmp_path / "off"):
+    test modules and zlbench are not learned. ZL_FG_LEARN=0: nothing is;
+    $ZL_CACHE_DIR moves the file."""
+    for base in (tmp_path, tmp_path / "zc", tmp_path / "off"):
         (base / "mods").mkdir(parents=True)
         (base / "mods" / "zlb_learn_me.py").write_text(
             "import time\nIMPORTED_AT = time.time()\n")
@@ -534,6 +537,16 @@ def test_spares_import_what_children_imported(tmp_path):
         p.wait(10)
         log.close()
     assert learned.exists()
+    # $ZL_CACHE_DIR, where set, is zlbench's cache folder instead.
+    p, env, log = start_server(tmp_path / "zc", True, {"ZL_CACHE_DIR": str(tmp_path / "zc" / "c")})
+    try:
+        assert run(env, "learn", cwd=tmp_path / "wd").returncode == 0
+        assert len(list((tmp_path / "zc" / "c" / "forkserver").glob("*.modules"))) == 1
+        assert not (tmp_path / "zc" / "cache").exists()
+    finally:
+        p.terminate()
+        p.wait(10)
+        log.close()
     p, env, log = start_server(tmp_path / "off", True, {"ZL_FG_LEARN": "0"})
     try:
         assert run(env, "learn", cwd=tmp_path / "wd").returncode == 0

@@ -232,6 +232,48 @@ static void test_unwritable_cache_reported(void **state) {
   assert_str_contains(p.cache_note, "cache not written");
 }
 
+/* The cache's folder: $ZL_CACHE_DIR, else $XDG_CACHE_HOME/zlbench, else
+ * $HOME/.cache/zlbench, an empty value skipped (zlb_cache_dir, which the
+ * FlagGems provider's bytecode folder uses too). */
+static void test_cache_dir_order(void **state) {
+  const char *names[] = {"ZL_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+  char *saved[3];
+  zlb_strbuf_t s = ZLB_STRBUF_INIT;
+  (void)state;
+  for (int i = 0; i < 3; i++) {
+    const char *v = getenv(names[i]);
+    saved[i] = v ? strdup(v) : NULL;
+  }
+  setenv("ZL_CACHE_DIR", "/z", 1);
+  setenv("XDG_CACHE_HOME", "/x", 1);
+  setenv("HOME", "/h", 1);
+  assert_int_equal(zlb_cache_dir(&s), 1);
+  assert_string_equal(s.buf, "/z");
+  zlb_strbuf_reset(&s);
+  setenv("ZL_CACHE_DIR", "", 1);
+  assert_int_equal(zlb_cache_dir(&s), 1);
+  assert_string_equal(s.buf, "/x/zlbench");
+  zlb_strbuf_reset(&s);
+  unsetenv("ZL_CACHE_DIR");
+  setenv("XDG_CACHE_HOME", "", 1);
+  assert_int_equal(zlb_cache_dir(&s), 1);
+  assert_string_equal(s.buf, "/h/.cache/zlbench");
+  zlb_strbuf_reset(&s);
+  unsetenv("XDG_CACHE_HOME");
+  unsetenv("HOME");
+  zlb_strbuf_addstr(&s, "kept");
+  assert_int_equal(zlb_cache_dir(&s), 0);
+  assert_string_equal(s.buf, "kept");
+  zlb_strbuf_release(&s);
+  for (int i = 0; i < 3; i++) {
+    if (saved[i])
+      setenv(names[i], saved[i], 1);
+    else
+      unsetenv(names[i]);
+    free(saved[i]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_bandwidth_only_cache, setup, teardown),
@@ -239,6 +281,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_corrupt_cache_rejected, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_failure_reported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unwritable_cache_reported, setup, teardown),
+      cmocka_unit_test(test_cache_dir_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
