@@ -14,7 +14,7 @@
 #   pyfid    bench/python/run.sh: the Python package against CUPTI and
 #            Triton (torch and triton needed); not in the default list
 #   fgtime   bench/flaggems/childtime.sh: FlagGems' seconds per operator in
-#            the batch (FlagGems in .flaggems, FG_RUNS, OWN_S); not in the
+#            the batch (FlagGems in .flaggems, FG_RUNS, FG_OPS, OWN_S); not in the
 #            default list
 # Usage: bash bench/gpu_all.sh [stage ...]
 set -u
@@ -193,12 +193,14 @@ stage_pyfid() {
 
 # FlagGems' seconds per operator in the batch against its own kernel mode.
 stage_fgtime() {
-  RUNS="${FG_RUNS:-cold spares3 spares3b}" BUILD="$BUILD" OUT="$WORK/fgtime" \
+  # FG_OPS: the operators (childtime.sh's default when empty; OPS is the
+  # screen's here).
+  OPS="${FG_OPS:-}" RUNS="${FG_RUNS:-cold spares3 spares3b}" BUILD="$BUILD" OUT="$WORK/fgtime" \
     timeout "${FGTIME_LIMIT:-300}" bash "$ROOT/bench/flaggems/childtime.sh" >"$LOGS/fgtime.log" 2>&1
   note "fgtime: rc=$?"
   cp "$WORK/fgtime/childtime.tsv" "$OUT/" 2>/dev/null
   (cd "$WORK" && tar -czf "$LOGS/fgtime.tar.gz" fgtime) 2>/dev/null
-  grep -A12 '^seconds per operator' "$LOGS/fgtime.log" | tee -a "$SUMMARY"
+  sed -n '/^seconds per operator/,$p' "$LOGS/fgtime.log" | head -60 | tee -a "$SUMMARY"
 }
 
 for s in $STAGES; do

@@ -119,7 +119,8 @@ batch() {       # run-name [env...]
     --timeout "$TIMEOUT" --retries 0 --progress never >"$OUT/$run.log" 2>&1
   rc=$?
   t1=$(date +%s.%N)
-  echo "$run: batch rc=$rc in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s"
+  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f\n", b - a}' >"$OUT/$run.wall"
+  echo "$run: batch rc=$rc in $(cat "$OUT/$run.wall") s"
   for op in $OPS; do
     local line
     line=$(grep "^$op," "$d/ops_status.csv" 2>/dev/null)
@@ -171,8 +172,8 @@ for r in $RUNS; do
 done
 
 # The table: seconds per operator in each run, and own / batch.
-"$PYTHON" - "$TSV" "$RUNS" <<'EOF'
-import csv, sys
+"$PYTHON" - "$TSV" "$RUNS" "$OUT" <<'EOF'
+import csv, os, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 runs = sys.argv[2].split()
 ops = list(dict.fromkeys(r["op"] for r in rows))
@@ -189,7 +190,7 @@ batches = [r for r in runs if not r.startswith("own")]
 cmp = [r for r in batches if not r.startswith("cold")]
 last = (cmp or batches or ["-"])[-1]   # its timeline is shown
 print("%-9s" % "op" + "".join("%10s" % r for r in runs)
-      + "".join("%11s" % ("own/" + r) for r in cmp)
+      + "".join("%14s" % ("own/" + r) for r in cmp)
       + "   %s: client configure first finish measure write module_end done tail sampling"
         " attempts first_calls" % last)
 tot = {r: 0.0 for r in runs}
@@ -202,7 +203,7 @@ for op in ops:
     o = f(sec.get((op, "own"), {}).get("seconds"))
     for r in cmp:
         b = f(sec.get((op, r), {}).get("seconds"))
-        line += "%11s" % ("%.1fx" % (o / b) if o and b else "-")
+        line += "%14s" % ("%.1fx" % (o / b) if o and b else "-")
     s = sec.get((op, last), {})
     sv, cl, fi = f(s.get("seconds")), f(s.get("client_start_s")), f(s.get("finish_s"))
     tail = "%.2f" % (sv - cl - fi) if None not in (sv, cl, fi) else "-"
@@ -211,9 +212,36 @@ for op in ops:
         s.get("finish_s"), s.get("measure_s"), s.get("write_s"), s.get("to_module_end_s"),
         s.get("to_done_s"), tail, s.get("sample_s"), s.get("attempt_s"), s.get("first_call_s"))
     print(line)
-print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs)
-      + "".join("%11s" % ("%.1fx" % (tot["own"] / tot[r]) if tot.get("own") and tot[r] else "-")
-                for r in cmp))
+def ratios(own, per):
+    return "".join("%14s" % ("%.1fx" % (own / per[r]) if own and per.get(r) else "-")
+                   for r in cmp)
+print("%-9s" % "total" + "".join("%10.2f" % tot[r] for r in runs) + ratios(tot.get("own"), tot))
+# The batch's first child carries the batch's start (the fork server's
+# imports, its first spare's): the operators after it, and each batch's
+# wall time from its start to its end (discovery and the servers' end
+# included), against the sum of FlagGems' own processes.
+import re
+first = ops[0]
+try:
+    for line in open(os.path.join(sys.argv[3], (cmp or batches)[0] + ".log")):
+        m = re.match(r"\[\s*1/\d+\]\s+device\s+\S+\s+(\S+)", line)
+        if m:
+            first = m.group(1)
+            break
+except (OSError, IndexError):
+    pass
+rest = {r: sum(f(sec.get((op, r), {}).get("seconds")) or 0.0 for op in ops if op != first)
+        for r in runs}
+print("%-9s" % "w/o 1st" + "".join("%10.2f" % rest[r] for r in runs) + ratios(rest.get("own"), rest))
+wall = {}
+for r in batches:
+    try:
+        wall[r] = float(open(os.path.join(sys.argv[3], r + ".wall")).read())
+    except (OSError, ValueError):
+        pass
+if wall:
+    print("%-9s" % "wall" + "".join("%10s" % ("%.2f" % wall[r] if r in wall else "-") for r in runs)
+          + ratios(tot.get("own"), wall))
 EOF
 
 # The rows' values, run against run: median, 90th percentile and largest
