@@ -513,7 +513,15 @@ def test_spares_import_what_children_imported(tmp_path):
         assert not any(n.startswith(("zlbench", "test_")) for n in names), names
         # The spares forked before the list had the name do not import it
         # (two are ready ahead); one forked after it does, before its request.
-        for _ in range(4):
+        # A spare imports learned modules only until its request comes, so
+        # each request waits until a spare has imported it (under load a
+        # request that comes as a spare gets ready stops it before the import).
+        for _ in range(6):
+            deadline = time.monotonic() + 30
+            while not re.search(r"spare: [1-9][0-9]* learned modules",
+                                (tmp_path / "server.log").read_text()):
+                assert time.monotonic() < deadline, (tmp_path / "server.log").read_text()
+                time.sleep(0.05)
             out = json.loads(run(env, "0", cwd=tmp_path / "wd").stdout)
             if out["learned_at"] is not None:
                 break
