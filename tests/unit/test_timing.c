@@ -505,7 +505,15 @@ static void test_noise_stop(void **state) {
   f.spin_us = 20;
   o.min_samples = 5;
   o.min_time_ms = 2.0;
-  time_graph(b, s, &l, &o, &m);
+  /* K comes from the estimate, which a loaded host's scheduler can inflate
+   * (a 20 us call preempted for a millisecond): up to three tries for a K
+   * that makes the point. */
+  for (int i = 0; i < 3; i++) {
+    time_graph(b, s, &l, &o, &m);
+    if (m.graph_launches >= 5)
+      break;
+    zlb_measurement_release(&m);
+  }
   assert_true(m.graph_launches >= 5);
   if (!m.noise_met || m.replays < 5 || m.replays > 40)
     fail_msg("K = %d: %d replays (noise met %d), want 5..40", m.graph_launches, m.replays,
@@ -1331,7 +1339,7 @@ static void test_queue_watchdog(void **state) {
   zlb_measurement_t m;
   zlb_graph_failure_t fail;
   char marker[256];
-  double t0;
+  double t0, measured;
   (void)state;
   assert_int_equal(b->v->stream_create(b, &s, &e), 0);
   o.queue_max_launches = 256;
@@ -1395,10 +1403,18 @@ static void test_queue_watchdog(void **state) {
     fail_msg("queue timer: %s", e.msg);
   unsetenv("ZL_TEST_QUEUE_DEPTH");
   assert_int_equal(m.queue_launches, 16);
-  if (m.value_ms * m.queue_launches * m.batches < o.min_time_ms)
-    fail_msg("stopped after %d batches of K=%d at %.4f ms a call: %.2f ms of calls, "
-             "min_time_ms %.0f", m.batches, m.queue_launches, m.value_ms,
-             m.value_ms * m.queue_launches * m.batches, o.min_time_ms);
+  /* What the rule counts: every sample (a batch's mean per call) as K
+   * calls. Counted as the first K's 256 calls, about 8 samples would have
+   * met 40 ms: 2.6 ms by this sum. (Not the median times the batches: a
+   * loaded host's preempted batches raise the sum, not the median.) */
+  measured = 0;
+  for (size_t i = 0; i < m.nsamples; i++)
+    measured += m.samples[i];
+  measured *= m.queue_launches;
+  if (m.nsamples < 5 || measured < o.min_time_ms)
+    fail_msg("stopped after %zu samples of K=%d at %.4f ms a call: %.2f ms of calls, "
+             "min_time_ms %.0f", m.nsamples, m.queue_launches, m.value_ms, measured,
+             o.min_time_ms);
   zlb_measurement_release(&m);
   b->v->stream_destroy(b, s);
 }
