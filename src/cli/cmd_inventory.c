@@ -73,7 +73,8 @@ int zlb_cmd_inventory(int argc, char **argv) {
     code = zlb_cli_fail(&err);
     goto out;
   }
-  qsort(set.v, set.n, sizeof(*set.v), cmp_entry);
+  if (set.n > 1) /* no libraries found: nothing (and no array) to sort */
+    qsort(set.v, set.n, sizeof(*set.v), cmp_entry);
   if (registered) {
     for (size_t i = 0; i < set.n; i++) {
       zlb_strbuf_t dts = ZLB_STRBUF_INIT;

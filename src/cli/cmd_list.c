@@ -78,7 +78,8 @@ int zlb_cmd_list(int argc, char **argv) {
   }
   for (size_t i = 0; i < warn.n; i++)
     zlb_cli_warnf("%s", warn.v[i]);
-  qsort(set.v, set.n, sizeof(*set.v), cmp_entry);
+  if (set.n > 1)
+    qsort(set.v, set.n, sizeof(*set.v), cmp_entry);
   if (families) {
     printf("%-8s %-20s %s\n", "Backend", "Family", "Operators");
     for (size_t i = 0; i < set.n;) {
