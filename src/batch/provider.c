@@ -427,15 +427,21 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
     zlb_strvec_release(&d);
   }
   /* SHAPE_MODE=upstream: FlagGems' own core_shapes.yaml; otherwise a
-   * zlbench shape file given with --shape-file (FlagGems looks its
-   * operator and class-name keys up there). */
+   * zlbench shape file given with --shape-file or ZL_SHAPE_FILE (FlagGems
+   * looks its operator and class-name keys up there). One argument: pytest
+   * takes a separate one for a path when it looks for its ini file, and a
+   * file outside the checkout would lose FlagGems' pytest.ini. */
+  if (!shape && getenv("ZL_SHAPE_FILE") && *getenv("ZL_SHAPE_FILE"))
+    shape = getenv("ZL_SHAPE_FILE");
   if (shape && !(mode && !strcmp(mode, "upstream"))) {
-    zlb_strvec_push(argv, "--shape_file");
-    zlb_strvec_push(argv, shape);
+    zlb_strbuf_reset(&s);
+    zlb_strbuf_addf(&s, "--shape_file=%s", shape);
+    zlb_strvec_push(argv, s.buf);
   }
 
   fg_env(b, env);
   zlb_strvec_pushf(env, "ZL_FG_OUT=%s", j->attempt_dir);
+  zlb_strvec_pushf(env, "ZL_FG_OP=%s", j->op);
   if (u->deny)
     zlb_strvec_pushf(env, "ZL_DENY_CAPTURE=%s", j->op);
   if (srv) {
