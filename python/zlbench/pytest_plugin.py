@@ -18,11 +18,14 @@ What it adds, FlagGems' printed tables left byte for byte as they are:
   (``zlbench summary`` reads ``# `` lines as comments);
 * ``zlbench_rows.json``: every table with every measurement's samples,
   rewritten after each table;
+* ``results.json``: the same rows in zlbench's results schema (torch's
+  call the baseline, FlagGems' the candidate), which ``zlbench report``,
+  ``compare`` and ``history`` read;
 * ``run_identity.json``: backend, device, timer, autotune settings
   (``USE_FLAGTUNE`` included), the FlagGems commit and the test nodes,
   with ``finished`` set when the session ends normally.
 
-Both files go to ``$ZL_FG_OUT`` (default: the current folder).
+They go to ``$ZL_FG_OUT`` (default: the current folder).
 
 Failures: a refused capture falls back to direct timing for that shape
 only (the engine's per-measurement fallback, marked); a fatal device error
@@ -45,7 +48,8 @@ run``); a ``--warmup`` given on the command line is honoured.
 
 Environment: ``ZL_TIMER`` (default ``auto``), ``ZL_FG_STOP``, ``ZL_BACKEND``,
 ``ZL_WARMUP_MS``,
-``ZL_DENY_CAPTURE``, ``ZL_FG_OUT``, ``ZL_FG_BASE`` (the module to hook,
+``ZL_DENY_CAPTURE``, ``ZL_FG_OUT``, ``ZL_FG_OP`` (results.json's operator, set by
+the batch), ``ZL_FG_BASE`` (the module to hook,
 default ``benchmark.base``), ``FLAGGEMS_COMMIT`` (else read from the
 checkout's git metadata).
 """
@@ -385,8 +389,12 @@ def _end_table(result):
                 parts.append(f"{role} timer={c['timer']} marker={c['marker']} "
                              f"verdict={c['verdict']} samples={len(c['samples'])}")
         lines.append(f"# zlbench: row {r + 1}: " + "; ".join(parts))
-        table["rows"].append({"index": r + 1, "shape_detail": detail,
-                              "calls": [dict(c, role=ro) for ro, c in zip(roles, mine)]})
+        row = {"index": r + 1, "shape_detail": detail,
+               "calls": [dict(c, role=ro) for ro, c in zip(roles, mine)]}
+        if r < len(rows) and isinstance(rows[r], dict):
+            row["metrics"] = {k: rows[r].get(k) for k in _METRICS
+                              if _finite(rows[r].get(k)) is not None}
+        table["rows"].append(row)
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     s.tables.append(table)
@@ -396,6 +404,82 @@ def _end_table(result):
 def _write_sidecar():
     _write_json(os.path.join(_state.out, "zlbench_rows.json"),
                 {"tables": _state.tables, "pending": _state.calls})
+    _write_json(os.path.join(_state.out, "results.json"), _results())
+
+
+# FlagGems' row metrics kept (BenchmarkMetrics' numbers).
+_METRICS = ("latency_base", "latency", "speedup", "gbps_base", "gbps", "tflops")
+
+
+def _finite(v):
+    """v as a float when it is a finite number (not a bool), else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    v = float(v)
+    return v if v == v and v not in (float("inf"), float("-inf")) else None
+
+
+def _measurement(call, impl):
+    """One side of a results.json row from a call of the sidecar."""
+    if call is None:
+        return {"impl": impl, "ms": None, "samples": []}
+    return {"impl": impl, "timer": call.get("timer"), "ms": _finite(call.get("value_ms")),
+            "marker": call.get("marker"), "verdict": call.get("verdict"),
+            "sample_count": len(call.get("samples") or []),
+            "samples": [_finite(x) for x in call.get("samples") or []],
+            "wall_s": call.get("wall_s"), "first_call_s": call.get("first_call_s")}
+
+
+def _results():
+    """The tables in zlbench's results.json schema (zlbench.results/1), as
+    `zlbench run` writes it, so that `zlbench report`, `compare` and
+    `history` read a FlagGems child as a C operator's: torch's call is the
+    baseline, FlagGems' the candidate, each with every sample. The file's
+    operator is the batch's (ZL_FG_OP), else the first table's; a table of
+    another operator names its own."""
+    s = _state
+    op = os.environ.get("ZL_FG_OP") or next(
+        (str(t["op"]) for t in s.tables if t.get("op")), "") or "unknown"
+    tables = []
+    for t in s.tables:
+        if t.get("untabled"):
+            continue            # no dtype or shapes: the sidecar keeps them
+        rows, seen = [], set()
+        for r in t["rows"]:
+            calls = r["calls"]
+            if len(calls) not in (1, 2):
+                continue        # not a torch/gems pair: the sidecar has it
+            base = calls[0] if len(calls) == 2 else None
+            cand = calls[-1]
+            detail = r.get("shape_detail")
+            if isinstance(detail, list) and len(detail) == 1:
+                detail = detail[0]      # one input: its shape, [64, 64]
+            shape = json.dumps(detail, default=str)[:500]
+            if shape in seen:
+                shape = f"{shape} #{r['index']}"
+            seen.add(shape)
+            errors = [c["error"] for c in calls if "error" in c]
+            bm, cm = _measurement(base, "torch"), _measurement(cand, "gems")
+            timers = sorted({c.get("timer") for c in calls if c.get("timer")})
+            markers = [c.get("marker") for c in calls if c.get("marker") not in (None, "-")]
+            metrics = r.get("metrics") or {}
+            speedup = (bm["ms"] / cm["ms"] if bm["ms"] and cm["ms"] else None)
+            rows.append({
+                "status": "FAILED" if errors or cm["ms"] is None else "SUCCESS",
+                "shape": shape, "detail": shape, "speedup": speedup,
+                "gbps": metrics.get("gbps"), "tflops": metrics.get("tflops"),
+                "timer": ",".join(timers) or None, "marker": ";".join(markers) or "-",
+                "error": errors[0] if errors else None,
+                "baseline": bm, "candidate": cm})
+        dtype = str(t.get("dtype") or "")
+        tab = {"dtype": dtype[6:] if dtype.startswith("torch.") else dtype, "mode": t.get("mode"),
+               "level": t.get("level"), "node": t.get("node"), "rows": rows}
+        if t.get("op") and str(t["op"]) != op:
+            tab["operator"] = str(t["op"])
+        tables.append(tab)
+    return {"schema": "zlbench.results/1", "operator": op, "family": "flaggems",
+            "backend": s.backend_used or s.backend or os.environ.get("ZL_BACKEND", "auto"),
+            "timer": ",".join(sorted(s.timers)) or s.timer, "tables": tables}
 
 
 # ---- identity ----------------------------------------------------------------------

@@ -42,10 +42,14 @@ int zlb_caliber_parse(const char *text, size_t len, const char *what, zlb_calibe
     snprintf(major, sizeof(major), "%.*s", (int)(n < 31 ? n : 31), v);
     cal_set(cal, ZLB_CAL_TOOL_MAJOR, major);
   }
+  /* An object with its name (zlbench run), or the name itself (the
+   * FlagGems plugin's identity). */
   if ((o = zlb_json_get(root, "backend")))
-    cal_set(cal, ZLB_CAL_BACKEND, zlb_json_get_string(o, "name", ""));
+    cal_set(cal, ZLB_CAL_BACKEND,
+            o->kind == ZLB_JSON_STRING ? o->string : zlb_json_get_string(o, "name", ""));
   if ((o = zlb_json_get(root, "device")))
-    cal_set(cal, ZLB_CAL_DEVICE, zlb_json_get_string(o, "name", ""));
+    cal_set(cal, ZLB_CAL_DEVICE,
+            o->kind == ZLB_JSON_STRING ? o->string : zlb_json_get_string(o, "name", ""));
   if ((c = zlb_json_get(root, "caliber"))) {
     cal_set(cal, ZLB_CAL_TIMER, zlb_json_get_string(c, "timer", ""));
     cal_set(cal, ZLB_CAL_AUTOTUNE, zlb_json_get_string(c, "autotune", ""));
@@ -201,6 +205,7 @@ int zlb_res_parse(zlb_res_set_t *s, const char *text, size_t len, const char *so
       goto out;
     }
     if ((rc = check_kind(tab, "dtype", ZLB_JSON_STRING, 1, where, err)) ||
+        (rc = check_kind(tab, "operator", ZLB_JSON_STRING, 0, where, err)) ||
         (rc = check_kind(tab, "rows", ZLB_JSON_ARRAY, 1, where, err)))
       goto out;
     rows = zlb_json_get(tab, "rows");
@@ -225,7 +230,9 @@ int zlb_res_parse(zlb_res_set_t *s, const char *text, size_t len, const char *so
           (rc = check_kind(row, "timer", ZLB_JSON_STRING, 0, where, err)) ||
           (rc = check_kind(row, "error", ZLB_JSON_STRING, 0, where, err)))
         goto out;
-      r.op = dup_str(root, "operator");
+      /* A table may name an operator of its own (a FlagGems test that
+       * benchmarks several); the file's otherwise. */
+      r.op = dup_str(zlb_json_get_string(tab, "operator", NULL) ? tab : root, "operator");
       r.family = dup_str(root, "family");
       r.dtype = dup_str(tab, "dtype");
       detail = zlb_json_get_string(row, "detail", "");

@@ -65,7 +65,10 @@ OUT="$TMP/res"
 dwb=${PYTHONDONTWRITEBYTECODE-}
 unset PYTHONDONTWRITEBYTECODE
 # (hang is timed out in the resume part below, where it costs one limit.)
-expect_rc 1 "$ZLBENCH" batch $FG $FAST --out "$OUT" --timeout 30 --retries 1 \
+# (Colour forced: run.log must still be free of ANSI escapes. --retries 3:
+# crash's deterministic failure stops its retries after the second try.)
+expect_rc 1 env PY_COLORS=1 FLAGGEMS_COMMIT=0123abcd "$ZLBENCH" batch $FG $FAST --out "$OUT" \
+  --timeout 30 --retries 3 \
   --ops abs,add,softmax,crash,intonly,broken,poison,fatal,skipped --dtypes float16,float32
 [ -n "$dwb" ] && export PYTHONDONTWRITEBYTECODE="$dwb"
 st() { csv_field "$OUT/ops_status.csv" "$1" "$2"; }
@@ -115,8 +118,9 @@ esac
 # A skipped test measured nothing: not "ok".
 [ "$(st skipped status)" = skipped ] || fail "skipped: $(st skipped status)"
 # A collection error is final and concerns the operator, not a dtype: one
-# child. A crash is retried once (--retries 1), then one child per dtype,
-# each retried once.
+# child. A crash fails the same way twice, which ends its retries
+# (--retries 3 would allow four tries), then one child per dtype, each
+# tried twice: 6, not 12.
 [ "$(st broken attempts)" = 1 ] || fail "broken attempts: $(st broken attempts)"
 [ "$(st skipped attempts)" = 1 ] || fail "skipped attempts: $(st skipped attempts)"
 [ "$(st crash attempts)" = 6 ] || fail "crash attempts: $(st crash attempts)"
@@ -139,6 +143,31 @@ grep -q '"provider": *{ *"name": *"flaggems"' "$OUT/run_identity.json" ||
 [ "$(grep -c '^abs,,float.*,direct,,SUCCESS,' "$OUT/summary.csv")" = 4 ] ||
   fail "summary.csv lacks the plugin's timer: $(grep '^abs' "$OUT/summary.csv")"
 expect_in "$OUT/summary.csv" "softmax,,float16"
+# The identity names the FlagGems commit and the device the rows ran on.
+"$ZLB_PYTHON" - "$OUT/ops/abs/run_identity.json" <<'EOF' || fail "abs's identity: $(head -c 600 "$OUT/ops/abs/run_identity.json")"
+import json, sys
+i = json.load(open(sys.argv[1]))
+sys.exit(not (i["flaggems"]["commit"] == "0123abcd" and isinstance(i.get("device"), str)
+              and i["device"] and i["backend"] == "host"))
+EOF
+# results.json in zlbench's schema: report and compare read FlagGems'
+# rows as a C operator's (abs: 2 dtypes x 2 shapes, torch against gems).
+"$ZLB_PYTHON" - "$OUT/ops/abs/results.json" <<'EOF' || fail "abs's results.json: $(head -c 800 "$OUT/ops/abs/results.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [row for t in r["tables"] for row in t["rows"]]
+sys.exit(not (r["schema"] == "zlbench.results/1" and r["operator"] == "abs"
+              and sorted(t["dtype"] for t in r["tables"]) == ["float16", "float32"]
+              and len(rows) == 4 and all(row["status"] == "SUCCESS" for row in rows)
+              and all(row["baseline"]["impl"] == "torch" and row["candidate"]["impl"] == "gems"
+                      and len(row["candidate"]["samples"]) >= 2 and row["speedup"] > 0
+                      for row in rows)))
+EOF
+expect_rc 0 "$ZLBENCH" report "$OUT" --out "$TMP/report.html"
+grep -q '>abs<' "$TMP/report.html" || fail "the report has no abs row"
+grep -q 'crash' "$TMP/report.html" || fail "the report does not list the crashed operator"
+expect_rc 0 "$ZLBENCH" compare "$OUT" "$OUT" --format csv
+[ "$(grep -c '^same,abs,flaggems,float.*,both,' "$TMP/out")" = 4 ] || fail "compare: $(grep ',abs,' "$TMP/out")"
 # The children were forked from the batch's fork server (python -m
 # zlbench.forkserver), which ended with the batch; none ran on its own.
 expect_in "$OUT/forkserver-0.log" "serving on "
@@ -147,6 +176,26 @@ served=$(sed -n 's/.*served \([0-9]*\) children.*/\1/p' "$OUT/forkserver-0.log")
 if grep -l "running pytest directly" "$OUT"/ops/*/stderr.log "$OUT"/ops/*/*/stderr.log 2>/dev/null; then
   fail "a child ran without the fork server"
 fi
+
+# Shapes: a zlbench shape file outside the checkout with FlagGems' class
+# keys (--shape-file or ZL_SHAPE_FILE; FlagGems' pytest.ini still found),
+# SHAPE_MODE=upstream keeps FlagGems' own; TEST_NODE names the node.
+printf 'UnaryPointwiseBenchmark:\n  shapes:\n    - [32, 48]\n' >"$TMP/shapes.yaml"
+shapes_of() {   # results folder -> abs's float16 shapes, space-separated
+  "$ZLB_PYTHON" -c 'import json, sys
+r = json.load(open(sys.argv[1] + "/ops/abs/results.json"))
+print(" ".join(row["shape"] for t in r["tables"] for row in t["rows"]))' "$1"
+}
+expect_rc 0 "$ZLBENCH" batch $FG $FAST --ops abs --dtypes float16 --shape-file "$TMP/shapes.yaml" \
+  --out "$TMP/shp1"
+[ "$(shapes_of "$TMP/shp1")" = "[32, 48]" ] || fail "--shape-file: $(shapes_of "$TMP/shp1")"
+expect_rc 0 env ZL_SHAPE_FILE="$TMP/shapes.yaml" "$ZLBENCH" batch $FG $FAST --ops abs \
+  --dtypes float16 --out "$TMP/shp2"
+[ "$(shapes_of "$TMP/shp2")" = "[32, 48]" ] || fail "ZL_SHAPE_FILE: $(shapes_of "$TMP/shp2")"
+expect_rc 0 env SHAPE_MODE=upstream TEST_NODE='test_{op}.py::test_abs' "$ZLBENCH" batch $FG $FAST \
+  --ops abs --dtypes float16 --shape-file "$TMP/shapes.yaml" --out "$TMP/shp3"
+[ "$(shapes_of "$TMP/shp3")" = "[64, 64] [256, 256]" ] || fail "SHAPE_MODE=upstream: $(shapes_of "$TMP/shp3")"
+expect_in "$TMP/shp3/ops/abs/run_identity.json" "test_abs.py::test_abs"
 
 # A dtype the suite does not know at all (its --dtypes choices): refused
 # per dtype, the known one measured.

@@ -428,6 +428,43 @@ static void test_caliber(void **state) {
   zlb_res_release(&b);
 }
 
+/* The FlagGems plugin's files: an identity naming backend and device as
+ * strings, a results file whose second table names its own operator. */
+static void test_plugin_files(void **state) {
+  (void)state;
+  const char *id = "{\"tool\":\"zlbench.pytest_plugin\",\"backend\":\"cuda\","
+                   "\"device\":\"NVIDIA H200\",\"caliber\":{\"timer\":\"graph\"}}";
+  const char *res =
+      "{\"schema\":\"zlbench.results/1\",\"operator\":\"abs\",\"family\":\"flaggems\","
+      "\"tables\":[{\"dtype\":\"float16\",\"rows\":[{\"status\":\"SUCCESS\","
+      "\"shape\":\"[64, 64]\",\"baseline\":{\"impl\":\"torch\",\"ms\":1},"
+      "\"candidate\":{\"impl\":\"gems\",\"ms\":2}}]},"
+      "{\"dtype\":\"float16\",\"operator\":\"abs_\",\"rows\":[{\"status\":\"SUCCESS\","
+      "\"shape\":\"[64, 64]\",\"baseline\":{\"impl\":\"torch\",\"ms\":1},"
+      "\"candidate\":{\"impl\":\"gems\",\"ms\":3}}]}]}";
+  const char *bad = "{\"schema\":\"zlbench.results/1\",\"operator\":\"abs\","
+                    "\"tables\":[{\"dtype\":\"f\",\"operator\":7,\"rows\":[]}]}";
+  zlb_caliber_t cal;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  zlb_res_set_t s = ZLB_RES_SET_INIT;
+  assert_int_equal(zlb_caliber_parse(id, strlen(id), "id", &cal, &err), 0);
+  assert_string_equal(cal.v[ZLB_CAL_BACKEND], "cuda");
+  assert_string_equal(cal.v[ZLB_CAL_DEVICE], "NVIDIA H200");
+  assert_string_equal(cal.v[ZLB_CAL_TIMER], "graph");
+  assert_string_equal(cal.v[ZLB_CAL_TOOL_MAJOR], "");
+  assert_int_equal(zlb_res_parse(&s, res, strlen(res), "r.json", &cal, &err), 0);
+  assert_int_equal(s.n, 2);
+  assert_string_equal(s.rows[0].op, "abs");
+  assert_string_equal(s.rows[1].op, "abs_");
+  assert_string_equal(s.rows[1].family, "flaggems");
+  assert_string_equal(s.rows[1].impl[1], "gems");
+  assert_true(s.rows[1].ms[1] == 3.0);
+  zlb_res_release(&s);
+  assert_int_not_equal(zlb_res_parse(&s, bad, strlen(bad), "bad.json", NULL, &err), 0);
+  assert_non_null(strstr(err.msg, "'operator' has the wrong type"));
+  zlb_res_release(&s);
+}
+
 static void test_bad_input(void **state) {
   (void)state;
   zlb_res_set_t s = ZLB_RES_SET_INIT;
@@ -496,7 +533,8 @@ int main(void) {
       cmocka_unit_test(test_utest_exact), cmocka_unit_test(test_utest_ties_normal),
       cmocka_unit_test(test_median_iqr),  cmocka_unit_test(test_verdicts),
       cmocka_unit_test(test_matching_and_formats), cmocka_unit_test(test_caliber),
-      cmocka_unit_test(test_bad_input), cmocka_unit_test(test_html),
+      cmocka_unit_test(test_bad_input), cmocka_unit_test(test_plugin_files),
+      cmocka_unit_test(test_html),
       cmocka_unit_test(test_throttled_rows), cmocka_unit_test(test_trial_spread),
       cmocka_unit_test(test_bad_trials),
   };
