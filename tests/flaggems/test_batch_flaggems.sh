@@ -29,7 +29,7 @@ mkdir -p "$TMP/cwd"
 cd "$TMP/cwd" || fail "cannot enter $TMP/cwd"
 expect_rc 0 "$ZLBENCH" batch $FG --list
 [ "$(cut -f1 "$TMP/out" | tr '\n' ' ')" = \
-  "abs abs_ add broken crash fatal hang intonly isolation poison skipped softmax sum " ] ||
+  "abs abs_ add broken crash envdump fatal hang intonly isolation poison skipped softmax sum " ] ||
   fail "--list: unexpected operators: $(cut -f1 "$TMP/out" | tr '\n' ' ')"
 expect_in "$TMP/out" "$(printf 'abs\tdevice=0\tdtypes=float16,bfloat16,float32\tfile=test_abs.py')"
 expect_rc 0 "$ZLBENCH" batch $FG --list --stage beta
@@ -196,6 +196,25 @@ expect_rc 0 env SHAPE_MODE=upstream TEST_NODE='test_{op}.py::test_abs' "$ZLBENCH
   --ops abs --dtypes float16 --shape-file "$TMP/shapes.yaml" --out "$TMP/shp3"
 [ "$(shapes_of "$TMP/shp3")" = "[64, 64] [256, 256]" ] || fail "SHAPE_MODE=upstream: $(shapes_of "$TMP/shp3")"
 expect_in "$TMP/shp3/ops/abs/run_identity.json" "test_abs.py::test_abs"
+
+# What a child is given from the backend: on the fake MUSA runtime,
+# GEMS_VENDOR=mthreads (FlagGems then skips its vendor probe) and
+# MUSA_VISIBLE_DEVICES naming the operator's device; and the batch's
+# --mode, --level and --dtypes on its command line.
+# (It prints no table: no_rows, its output kept with its attempt.)
+expect_rc 1 env ZL_MUSA_LIB="$ZLB_FAKE_MUSA" ZL_FG_FORKSERVER=0 "$ZLBENCH" batch \
+  --provider flaggems --flaggems "$MINI" --backend musa --devices 1 --ops envdump \
+  --mode cudagraph --level comprehensive --dtypes float32 --out "$TMP/env"
+[ "$(csv_field "$TMP/env/ops_status.csv" envdump status)" = no_rows ] ||
+  fail "envdump: $(csv_field "$TMP/env/ops_status.csv" envdump status)"
+log="$TMP/env/ops/envdump/attempts/1-all/run.log"
+expect_in "$log" "ENV GEMS_VENDOR=mthreads"
+expect_in "$log" "ENV MUSA_VISIBLE_DEVICES=1"
+expect_in "$log" "ENV ZL_BACKEND=musa"
+expect_in "$log" "ENV ZL_FG_OP=envdump"
+expect_in "$log" "ENV CUDA_VISIBLE_DEVICES=-"
+grep -q "^ARGV .*test_envdump.py -m envdump --mode cudagraph --level comprehensive --dtypes float32" \
+  "$log" || fail "envdump's command line: $(grep ARGV "$log")"
 
 # A dtype the suite does not know at all (its --dtypes choices): refused
 # per dtype, the known one measured.
