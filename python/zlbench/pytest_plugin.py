@@ -3,8 +3,9 @@
     python3 -m pytest -p zlbench.pytest_plugin -s test_abs.py -m abs --mode kernel
 
 FlagGems' ``benchmark/base.py`` times its kernel mode with
-``triton.testing.do_bench`` and its cudagraph mode with
-``triton.testing.do_bench_cudagraph``, both looked up through the name
+``triton.testing.do_bench`` (``triton.backends.ascend.testing.do_bench_npu``
+on Ascend) and its cudagraph mode with
+``triton.testing.do_bench_cudagraph``, all looked up through the name
 ``triton`` of that module at call time. This plugin replaces that one name,
 in that one module's globals, by a proxy whose ``testing.do_bench`` and
 ``testing.do_bench_cudagraph`` are zlbench's and whose every other
@@ -313,6 +314,16 @@ def do_bench_cudagraph(fn, rep=20, grad_to_none=None, quantiles=None, return_mod
     return _bench._summarize(res, quantiles, return_mode)
 
 
+def do_bench_npu(fn, warmup=None, active=None, **_):
+    """triton.backends.ascend.testing.do_bench_npu as FlagGems' kernel mode
+    calls it on Ascend (fn alone; the latency in ms), timed by zlbench:
+    Triton-Ascend counts iterations (warmup, active) where zlbench spends a
+    time budget, so those counts are not used; the plugin's warm-up and
+    FlagGems' default 100 ms budget are, as for do_bench."""
+    res = _measure("do_bench_npu", fn, rep=100, return_mode="mean")
+    return _bench._summarize(res, None, "mean")
+
+
 class _Forward:
     """Every attribute of `real`, except those set on the instance."""
 
@@ -328,12 +339,28 @@ class _Forward:
         return f"<zlbench proxy of {object.__getattribute__(self, '_real')!r}>"
 
 
+class _Backends(_Forward):
+    """triton.backends with its `ascend` (Triton-Ascend) backend's
+    testing.do_bench_npu replaced, looked up when asked for (a Triton
+    without it raises AttributeError as before)."""
+
+    def __getattr__(self, name):
+        real = getattr(object.__getattribute__(self, "_real"), name)
+        if name != "ascend" or not hasattr(real, "testing"):
+            return real
+        return _Forward(real, testing=_Forward(real.testing, do_bench_npu=do_bench_npu))
+
+
 def make_triton_proxy(real_triton):
-    """A stand-in for the `triton` name of one module: testing.do_bench and
-    testing.do_bench_cudagraph are zlbench's, the rest is `real_triton`."""
+    """A stand-in for the `triton` name of one module: testing.do_bench,
+    testing.do_bench_cudagraph and backends.ascend.testing.do_bench_npu are
+    zlbench's, the rest is `real_triton`."""
     testing = _Forward(real_triton.testing, do_bench=do_bench,
                        do_bench_cudagraph=do_bench_cudagraph)
-    return _Forward(real_triton, testing=testing)
+    own = {"testing": testing}
+    if hasattr(real_triton, "backends"):
+        own["backends"] = _Backends(real_triton.backends)
+    return _Forward(real_triton, **own)
 
 
 # ---- hooking FlagGems' base module -------------------------------------------------

@@ -233,7 +233,7 @@ def test_warmup_policy(tmp_path):
 def test_discover_marks_dtypes_stages():
     rows = {r[0]: r for r in flaggems_discover.discover(MINI)}
     assert set(rows) == {"abs", "abs_", "add", "sum", "softmax", "intonly", "crash", "hang",
-                         "broken", "poison", "fatal", "isolation", "skipped"}
+                         "broken", "poison", "fatal", "isolation", "skipped", "envdump"}
     assert rows["abs"] == ("abs", "test_abs.py", "float16,float32,bfloat16", "stable")
     assert rows["intonly"][2:] == ("int16,int32", "alpha")
     assert rows["softmax"][3] == "stable"  # listed under `for: _softmax`
@@ -260,3 +260,43 @@ def test_discover_unparsable_file_and_bad_checkout(tmp_path, capsys):
         flaggems_discover.discover(str(tmp_path), "stable")
     assert flaggems_discover.main([str(tmp_path / "nope")]) == 2
     assert flaggems_discover.main([str(tmp_path), "--stage", "gold"]) == 2
+
+
+def test_proxy_routes_ascend_do_bench_npu(monkeypatch):
+    """On Ascend FlagGems' kernel mode calls
+    triton.backends.ascend.testing.do_bench_npu(fn) through the same name:
+    the proxy gives zlbench's, in ms from _measure, and leaves the real
+    module and every other backend attribute alone."""
+    import types
+    from zlbench import pytest_plugin as pp
+
+    real = types.SimpleNamespace(
+        __version__="3.2.0",
+        testing=types.SimpleNamespace(do_bench=None, do_bench_cudagraph=None, other=1),
+        backends=types.SimpleNamespace(
+            driver="drv",
+            ascend=types.SimpleNamespace(
+                testing=types.SimpleNamespace(do_bench_npu="theirs", keep=2))))
+    proxy = pp.make_triton_proxy(real)
+    assert proxy.backends.ascend.testing.do_bench_npu is pp.do_bench_npu
+    assert proxy.backends.ascend.testing.keep == 2 and proxy.backends.driver == "drv"
+    assert proxy.testing.other == 1 and proxy.__version__ == "3.2.0"
+    assert real.backends.ascend.testing.do_bench_npu == "theirs"
+    seen = {}
+
+    class Res:
+        value = 0.25
+        samples = [0.25, 0.25]
+
+    def measure(kind, fn, **kw):
+        seen.update(kind=kind, fn=fn, **kw)
+        return Res()
+    monkeypatch.setattr(pp, "_measure", measure)
+    monkeypatch.setattr(pp._bench, "_summarize", lambda res, q, mode: (res.value, mode))
+    f = lambda: None  # noqa: E731
+    assert proxy.backends.ascend.testing.do_bench_npu(f) == (0.25, "mean")
+    assert seen["kind"] == "do_bench_npu" and seen["fn"] is f and seen["rep"] == 100
+    # A Triton without an ascend backend: AttributeError, as before.
+    bare = types.SimpleNamespace(testing=real.testing, backends=types.SimpleNamespace())
+    with pytest.raises(AttributeError):
+        pp.make_triton_proxy(bare).backends.ascend
