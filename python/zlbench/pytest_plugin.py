@@ -55,6 +55,7 @@ default ``benchmark.base``), ``FLAGGEMS_COMMIT`` (else read from the
 checkout's git metadata).
 """
 import json
+import math
 import os
 import sys
 import time
@@ -442,8 +443,7 @@ def _finite(v):
     """v as a float when it is a finite number (not a bool), else None."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    v = float(v)
-    return v if v == v and v not in (float("inf"), float("-inf")) else None
+    return float(v) if math.isfinite(v) else None
 
 
 def _measurement(call, impl):

@@ -431,8 +431,8 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
    * looks its operator and class-name keys up there). One argument: pytest
    * takes a separate one for a path when it looks for its ini file, and a
    * file outside the checkout would lose FlagGems' pytest.ini. */
-  if (!shape && getenv("ZL_SHAPE_FILE") && *getenv("ZL_SHAPE_FILE"))
-    shape = getenv("ZL_SHAPE_FILE");
+  if (!shape && (shape = getenv("ZL_SHAPE_FILE")) && !*shape)
+    shape = NULL;
   if (shape && !(mode && !strcmp(mode, "upstream"))) {
     zlb_strbuf_reset(&s);
     zlb_strbuf_addf(&s, "--shape_file=%s", shape);

@@ -23,6 +23,15 @@ static void cal_set(zlb_caliber_t *cal, int f, const char *v) {
   zlb_strlcpy(cal->v[f], v ? v : "", sizeof(cal->v[f]));
 }
 
+/* An identity's backend or device: an object with its name (zlbench run),
+ * or the name itself (the FlagGems plugin's identity); "" when absent. */
+static const char *identity_name(const zlb_json_t *root, const char *key) {
+  const zlb_json_t *o = zlb_json_get(root, key);
+  if (o && o->kind == ZLB_JSON_STRING)
+    return o->string;
+  return o ? zlb_json_get_string(o, "name", "") : "";
+}
+
 int zlb_caliber_parse(const char *text, size_t len, const char *what, zlb_caliber_t *cal,
                       zlb_error_t *err) {
   zlb_json_t *root = NULL;
@@ -42,14 +51,8 @@ int zlb_caliber_parse(const char *text, size_t len, const char *what, zlb_calibe
     snprintf(major, sizeof(major), "%.*s", (int)(n < 31 ? n : 31), v);
     cal_set(cal, ZLB_CAL_TOOL_MAJOR, major);
   }
-  /* An object with its name (zlbench run), or the name itself (the
-   * FlagGems plugin's identity). */
-  if ((o = zlb_json_get(root, "backend")))
-    cal_set(cal, ZLB_CAL_BACKEND,
-            o->kind == ZLB_JSON_STRING ? o->string : zlb_json_get_string(o, "name", ""));
-  if ((o = zlb_json_get(root, "device")))
-    cal_set(cal, ZLB_CAL_DEVICE,
-            o->kind == ZLB_JSON_STRING ? o->string : zlb_json_get_string(o, "name", ""));
+  cal_set(cal, ZLB_CAL_BACKEND, identity_name(root, "backend"));
+  cal_set(cal, ZLB_CAL_DEVICE, identity_name(root, "device"));
   if ((c = zlb_json_get(root, "caliber"))) {
     cal_set(cal, ZLB_CAL_TIMER, zlb_json_get_string(c, "timer", ""));
     cal_set(cal, ZLB_CAL_AUTOTUNE, zlb_json_get_string(c, "autotune", ""));
