@@ -4,12 +4,25 @@ stage filter of ``conf/operators.yaml``.
 
     python3 -m zlbench.flaggems_discover DIR [--stage stable|beta|alpha]
 
-One operator per line, tab-separated: ``name  file  dtypes  stage``, where
-``file`` is the test file (relative to ``benchmark/``) holding the first
-test marked with the operator, ``dtypes`` the comma-separated dtypes of its
-first ``Benchmark(..., dtypes=...)`` call when the scan can resolve them
-(``-`` otherwise) and ``stage`` its most mature stage (``-`` when
-``conf/operators.yaml`` does not list it). Operators are sorted by name.
+One operator per line, tab-separated: ``name  file  dtypes  stage  others``,
+where ``file`` is the test file (relative to ``benchmark/``) the operator
+is run from, ``dtypes`` the comma-separated dtypes of the first
+``Benchmark(..., dtypes=...)`` call of its first marked test there when the
+scan can resolve them (``-`` otherwise), ``stage`` its most mature stage
+(``-`` when ``conf/operators.yaml`` does not list it) and ``others`` the
+other files holding the mark, comma-separated (``-`` for none). Operators
+are sorted by name.
+
+A mark can be in several files (FlagGems' ``test_blas_perf_parallel.py``
+repeats ``mul``, ``vdot`` and others that have their own file, and
+``nextafter_`` is in ``test_nextafter.py`` and ``test_nextafter_.py``).
+The file is chosen by its name, never by where it sorts (``choose_file``):
+``test_<op>.py`` first, then the in-place or out-of-place twin's
+(``test_<op without its trailing _>.py``, ``test_<op>_.py``), then a file
+whose name extends the operator's (``test_<op>_int8.py``) or that the
+operator's name extends (``div_scalar_`` in ``test_div.py``), then the
+others; in each class the longest common prefix of the names, then the
+shortest name, then the alphabetical first.
 ``zlbench batch --provider flaggems`` runs this and checks every field.
 Standard library only; exit 2 with a message for a bad checkout.
 """
@@ -137,11 +150,41 @@ def load_stages(path):
     return stages
 
 
+def _common_prefix(a, b):
+    n = 0
+    while n < len(a) and n < len(b) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def file_rank(op, name):
+    """How well test file `name` fits operator `op`: a sort key, smaller is
+    better (see the module's description)."""
+    stem = name[len("test_"):-len(".py")]
+    base = op.rstrip("_")
+    if stem == op:
+        cls = 0
+    elif stem.rstrip("_") == base:
+        cls = 1
+    elif stem.startswith(op + "_") or stem.startswith(base + "_") or \
+            op.startswith(stem + "_") or base.startswith(stem + "_"):
+        cls = 2
+    else:
+        cls = 3
+    return (cls, -_common_prefix(stem, op), len(name), name)
+
+
+def choose_file(op, files):
+    """The file, among those holding the mark `op`, that the operator is run
+    from: the best `file_rank`, whatever the order of `files`."""
+    return min(files, key=lambda f: file_rank(op, f))
+
+
 def discover(root, stage=None):
     bench = os.path.join(root, "benchmark")
     if not os.path.isdir(bench):
         raise ValueError(f"'{root}' has no benchmark/ folder: not a FlagGems checkout")
-    ops = {}
+    ops = {}  # mark -> {file: dtypes of its first marked test there}
     for name in sorted(os.listdir(bench)):
         if not (name.startswith("test_") and name.endswith(".py")):
             continue
@@ -154,8 +197,8 @@ def discover(root, stage=None):
             sys.stderr.write(f"{path}:{e.lineno}: cannot parse: {e.msg}\n")
             marks = [(name[len("test_"):-len(".py")], None)]
         for mark, dts in marks:
-            if NAME_RE.match(mark) and mark not in ops:
-                ops[mark] = (name, dts)
+            if NAME_RE.match(mark):
+                ops.setdefault(mark, {}).setdefault(name, dts)
     stages = {}
     conf = os.path.join(root, "conf", "operators.yaml")
     if os.path.isfile(conf):
@@ -167,8 +210,12 @@ def discover(root, stage=None):
         st = stages.get(op) or stages.get("_" + op)
         if stage and (st is None or STAGES.index(st) < STAGES.index(stage)):
             continue
-        f, dts = ops[op]
-        out.append((op, f, ",".join(dts) if dts else "-", st or "-"))
+        files = ops[op]
+        f = choose_file(op, files)
+        dts = files[f]
+        others = [o for o in sorted(files) if o != f]
+        out.append((op, f, ",".join(dts) if dts else "-", st or "-",
+                    ",".join(others) if others else "-"))
     return out
 
 

@@ -50,7 +50,10 @@ run``); a ``--warmup`` given on the command line is honoured.
 Environment: ``ZL_TIMER`` (default ``auto``), ``ZL_FG_STOP``, ``ZL_BACKEND``,
 ``ZL_WARMUP_MS``,
 ``ZL_DENY_CAPTURE``, ``ZL_FG_OUT``, ``ZL_FG_OP`` (results.json's operator, set by
-the batch), ``ZL_FG_BASE`` (the module to hook,
+the batch), ``ZL_FG_FILE`` and ``ZL_FG_OTHER_FILES`` (the test file the
+batch runs the operator from and the other files holding its mark,
+comma-separated: ``flaggems.file`` and ``flaggems.other_files`` in
+``run_identity.json``), ``ZL_FG_BASE`` (the module to hook,
 default ``benchmark.base``), ``FLAGGEMS_COMMIT`` (else read from the
 checkout's git metadata).
 """
@@ -552,7 +555,13 @@ def _identity(finished):
         "autotune": {"USE_FLAGTUNE": os.environ.get("USE_FLAGTUNE"),
                      "ZL_AUTOTUNE": os.environ.get("ZL_AUTOTUNE")},
         "flaggems": {"commit": os.environ.get("FLAGGEMS_COMMIT") or _git_commit(root),
-                     "root": root, "vendor": os.environ.get("GEMS_VENDOR")},
+                     "root": root, "vendor": os.environ.get("GEMS_VENDOR"),
+                     # The batch's choice among the files holding the
+                     # operator's mark, and the others it did not run.
+                     "file": os.environ.get("ZL_FG_FILE") or None,
+                     "other_files": [f for f in
+                                     os.environ.get("ZL_FG_OTHER_FILES", "").split(",")
+                                     if f]},
         "nodes": s.nodes,
         "argv": sys.argv,
         "timeline": s.timeline(),

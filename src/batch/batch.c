@@ -392,6 +392,8 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
                       dts.len ? dts.buf : "-");
       if (b.op_files.n && r >= 0)
         zlb_strbuf_addf(&line, "\tfile=%s", b.op_files.v[r]);
+      if (b.op_others.n && r >= 0 && b.op_others.v[r][0])
+        zlb_strbuf_addf(&line, "\tothers=%s", b.op_others.v[r]);
       zlb_strbuf_addstr(&line, "\n");
       o->line(o->cb_ctx, line.buf);
       zlb_strbuf_release(&line);
@@ -528,6 +530,7 @@ out:
   zlb_strvec_release(&b.granted);
   zlb_strvec_release(&b.vis_also);
   zlb_strvec_release(&b.op_files);
+  zlb_strvec_release(&b.op_others);
   zlb_strbuf_release(&b.status_path);
   if (lock_fd >= 0)
     close(lock_fd); /* releases the lock; the file stays, naming the last holder */

@@ -96,6 +96,7 @@ typedef struct zlb__batch {
   const struct zlb__provider *prov;
   const zlb_strvec_t *reg_names; /* the provider's operators, in discovery order */
   zlb_strvec_t op_files;      /* flaggems: each operator's test file, as reg_names */
+  zlb_strvec_t op_others;     /* flaggems: the other files holding its mark ("": none) */
   char python[1024];          /* flaggems: the interpreter, an absolute path */
   int per_device;             /* children at a time on one device (>= 1) */
   /* Helper processes a provider keeps for the batch's length, one per
@@ -177,9 +178,10 @@ typedef struct zlb__provider {
 
 /* NULL: "zlbench" (the C corpus). NULL when there is no such provider. */
 const zlb__provider_t *zlb__provider_find(const char *name);
-/* The flaggems scan's output -> operators, dtypes and test files (checked). */
+/* The flaggems scan's output -> operators, dtypes, test files and the other
+ * files holding each operator's mark (comma-separated, "" for none) (checked). */
 int zlb__flaggems_parse_ops(const char *text, zlb__registered_t *reg, zlb_strvec_t *files,
-                            zlb_error_t *err);
+                            zlb_strvec_t *others, zlb_error_t *err);
 
 /* discover.c: helper children (the parent initialises no runtime). */
 void zlb__push_libs(const zlb_batch_opts_t *o, zlb_strvec_t *argv);

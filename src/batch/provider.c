@@ -165,10 +165,28 @@ static int test_file_ok(const char *s) {
   return 1;
 }
 
+/* The scan's fifth field: the other test files holding the mark,
+ * comma-separated, each a test file name, at most 64 of them; "-" for none
+ * (stored as ""). */
+static int other_files_ok(const char *s) {
+  zlb_strvec_t v = ZLB_STRVEC_INIT;
+  int ok = 1;
+  if (!strcmp(s, "-"))
+    return 1;
+  zlb_strvec_split(&v, s, ',');
+  if (!v.n || v.n > 64)
+    ok = 0;
+  for (size_t i = 0; i < v.n && ok; i++)
+    ok = test_file_ok(v.v[i]);
+  zlb_strvec_release(&v);
+  return ok;
+}
+
 /* Parse the scan's output (untrusted: every field is checked, and a bad
- * line is an error naming its number). */
+ * line is an error naming its number). A line has four fields, or five
+ * with the other files holding the mark. */
 int zlb__flaggems_parse_ops(const char *text, zlb__registered_t *reg, zlb_strvec_t *files,
-                            zlb_error_t *err) {
+                            zlb_strvec_t *others, zlb_error_t *err) {
   zlb_strvec_t lines = ZLB_STRVEC_INIT;
   int rc = 0;
   size_t nlines;
@@ -181,13 +199,14 @@ int zlb__flaggems_parse_ops(const char *text, zlb__registered_t *reg, zlb_strvec
     if (!lines.v[i][0])
       continue;
     zlb_strvec_split(&f, lines.v[i], '\t');
-    if (f.n != 4 || !op_name_ok(f.v[0], 128) || !test_file_ok(f.v[1]) ||
+    if ((f.n != 4 && f.n != 5) || !op_name_ok(f.v[0], 128) || !test_file_ok(f.v[1]) ||
+        (f.n == 5 && !other_files_ok(f.v[4])) ||
         (strcmp(f.v[2], "-") && zlb_dtype_list_parse(f.v[2], &mask, NULL)) ||
         (strcmp(f.v[3], "-") && strcmp(f.v[3], "stable") && strcmp(f.v[3], "beta") &&
          strcmp(f.v[3], "alpha"))) {
       rc = zlb_error_set(err, ZLB_EPARSE,
                          "flaggems_discover output, line %zu: expected 'name<TAB>test_*.py"
-                         "<TAB>dtypes|-<TAB>stage|-', got '%.80s'",
+                         "<TAB>dtypes|-<TAB>stage|-[<TAB>test_*.py,...|-]', got '%.80s'",
                          i + 1, lines.v[i]);
       zlb_strvec_release(&f);
       break;
@@ -201,6 +220,7 @@ int zlb__flaggems_parse_ops(const char *text, zlb__registered_t *reg, zlb_strvec
     reg->dtypes[reg->names.n] = mask;
     zlb_strvec_push(&reg->names, f.v[0]);
     zlb_strvec_push(files, f.v[1]);
+    zlb_strvec_push(others, f.n == 5 && strcmp(f.v[4], "-") ? f.v[4] : "");
     zlb_strvec_release(&f);
   }
   zlb_strvec_release(&lines);
@@ -254,7 +274,7 @@ static int fg_discover(zlb__batch_t *b, zlb__registered_t *reg, zlb_error_t *err
                        b->python, o->flaggems_dir, what, errout.len ? errout.buf : "no message");
     goto out;
   }
-  rc = zlb__flaggems_parse_ops(out.buf, reg, &b->op_files, err);
+  rc = zlb__flaggems_parse_ops(out.buf, reg, &b->op_files, &b->op_others, err);
 out:
   zlb_strvec_release(&argv);
   zlb_strvec_release(&env);
@@ -442,6 +462,13 @@ static int fg_child(zlb__batch_t *b, zlb__job_t *j, const zlb__unit_t *u, zlb_st
   fg_env(b, env);
   zlb_strvec_pushf(env, "ZL_FG_OUT=%s", j->attempt_dir);
   zlb_strvec_pushf(env, "ZL_FG_OP=%s", j->op);
+  /* The file the operator runs from and the others holding its mark, for
+   * its run_identity.json (TEST_NODE: the node replaces the file). */
+  if (r >= 0 && !(node && *node)) {
+    zlb_strvec_pushf(env, "ZL_FG_FILE=%s", b->op_files.v[r]);
+    if (r < (long)b->op_others.n && b->op_others.v[r][0])
+      zlb_strvec_pushf(env, "ZL_FG_OTHER_FILES=%s", b->op_others.v[r]);
+  }
   if (u->deny)
     zlb_strvec_pushf(env, "ZL_DENY_CAPTURE=%s", j->op);
   if (srv) {

@@ -32,6 +32,11 @@ expect_rc 0 "$ZLBENCH" batch $FG --list
   "abs abs_ add broken crash envdump fatal hang intonly isolation poison skipped softmax sum " ] ||
   fail "--list: unexpected operators: $(cut -f1 "$TMP/out" | tr '\n' ' ')"
 expect_in "$TMP/out" "$(printf 'abs\tdevice=0\tdtypes=float16,bfloat16,float32\tfile=test_abs.py')"
+# add's mark is in test_a_perf_parallel.py too, which sorts first (as
+# FlagGems' test_blas_perf_parallel.py repeats mul's): its own file is run,
+# the other named.
+expect_in "$TMP/out" "$(printf 'add\tdevice=0\tdtypes=-\tfile=test_add.py\tothers=test_a_perf_parallel.py\n')"
+grep -q "^abs	.*others=" "$TMP/out" && fail "--list names other files for abs: $(cat "$TMP/out")"
 expect_rc 0 "$ZLBENCH" batch $FG --list --stage beta
 [ "$(cut -f1 "$TMP/out" | tr '\n' ' ')" = "abs add softmax sum " ] || fail "--stage beta: $(cat "$TMP/out")"
 # --list runs nothing and writes nothing.
@@ -99,6 +104,19 @@ sys.exit(not (t.get("quiet_held") is True and 0 <= t.get("quiet_wait_s", -1) < 6
               and t.get("client_start_s") is not None and t["client_start_s"] >= 0
               and isinstance(t.get("request_at"), float) and t["request_at"] > 1e9))
 EOF
+# add ran from test_add.py, not the file before it holding its mark, and
+# its identity names both.
+grep -q "test_a_perf_parallel" "$OUT/ops/add/run.log" &&
+  fail "add ran test_a_perf_parallel.py: $(grep test_a_perf_parallel "$OUT/ops/add/run.log")"
+grep -q "add_parallel" "$OUT/ops/add/results.json" && fail "add's results are the parallel file's"
+"$ZLB_PYTHON" - "$OUT/ops/add/run_identity.json" "$OUT/ops/abs/run_identity.json" <<'EOF' ||
+import json, sys
+add, abs_ = (json.load(open(p))["flaggems"] for p in sys.argv[1:3])
+sys.exit(not (add.get("file") == "test_add.py"
+              and add.get("other_files") == ["test_a_perf_parallel.py"]
+              and abs_.get("file") == "test_abs.py" and abs_.get("other_files") == []))
+EOF
+  fail "the identities do not name the files: $(cat "$OUT/ops/add/run_identity.json")"
 [ "$(st abs status)" = ok ] || fail "abs: $(st abs status)"
 [ "$(st add status)" = ok ] || fail "add: $(st add status)"
 [ "$(st softmax status)" = ok ] || fail "softmax: $(st softmax status)"

@@ -234,8 +234,11 @@ def test_discover_marks_dtypes_stages():
     rows = {r[0]: r for r in flaggems_discover.discover(MINI)}
     assert set(rows) == {"abs", "abs_", "add", "sum", "softmax", "intonly", "crash", "hang",
                          "broken", "poison", "fatal", "isolation", "skipped", "envdump"}
-    assert rows["abs"] == ("abs", "test_abs.py", "float16,float32,bfloat16", "stable")
-    assert rows["intonly"][2:] == ("int16,int32", "alpha")
+    assert rows["abs"] == ("abs", "test_abs.py", "float16,float32,bfloat16", "stable", "-")
+    # add's mark is also in test_a_perf_parallel.py, which sorts first: the
+    # operator's own file is chosen, the other named.
+    assert rows["add"][1] == "test_add.py" and rows["add"][4] == "test_a_perf_parallel.py"
+    assert rows["intonly"][2:] == ("int16,int32", "alpha", "-")
     assert rows["softmax"][3] == "stable"  # listed under `for: _softmax`
     assert rows["add"][2] == "-"           # no dtypes= in its test
     assert rows["hang"][3] == "-"
@@ -245,6 +248,40 @@ def test_discover_marks_dtypes_stages():
     assert beta == ["abs", "add", "softmax", "sum"]
     alpha = [r[0] for r in flaggems_discover.discover(MINI, "alpha")]
     assert alpha == ["abs", "add", "crash", "intonly", "softmax", "sum"]
+
+
+def test_discover_chooses_the_file_by_name(tmp_path):
+    """A mark in several files: the operator's own file, by its name, never
+    the one that sorts first (FlagGems' test_blas_perf_parallel.py repeats
+    mul, vdot, router_gemm, addr and w8a8_block_fp8_matmul)."""
+    choose = flaggems_discover.choose_file
+    assert choose("mul", ["test_blas_perf_parallel.py", "test_mul.py"]) == "test_mul.py"
+    assert choose("vdot", ["test_blas_perf_parallel.py", "test_vdot.py"]) == "test_vdot.py"
+    assert choose("nextafter_", ["test_nextafter.py", "test_nextafter_.py"]) == \
+        "test_nextafter_.py"
+    assert choose("uniform_", ["test_uniform.py", "test_uniform_.py"]) == "test_uniform_.py"
+    # No test_<op>.py: the in-place twin's file, then a file the operator's
+    # name extends or that extends it, then the closest name.
+    assert choose("abs_", ["test_zz.py", "test_abs.py"]) == "test_abs.py"
+    assert choose("div_scalar_", ["test_true_divide.py", "test_div.py"]) == "test_div.py"
+    assert choose("fused_marlin_moe", ["test_fused_marlin_moe_w8a16_int8.py", "test_x.py",
+                                       "test_fused_marlin_moe_w4a16_int4.py"]) == \
+        "test_fused_marlin_moe_w4a16_int4.py"
+    assert choose("fused_experts_impl", ["test_fused_moe_int8.py", "test_fused_moe.py",
+                                         "test_blas.py"]) == "test_fused_moe.py"
+    # Deterministic whatever the order it is given the files in.
+    files = ["test_b_perf.py", "test_a_perf.py", "test_c.py"]
+    assert choose("op", files) == choose("op", list(reversed(files))) == "test_c.py"
+    # Through the scan: the chosen file's dtypes, the others named, sorted.
+    (tmp_path / "benchmark").mkdir()
+    mark = "import pytest\n@pytest.mark.mul\ndef test_{}():\n    Benchmark(dtypes={})\n"
+    (tmp_path / "benchmark" / "test_aa_parallel.py").write_text(
+        mark.format("p", "[torch.int32]"))
+    (tmp_path / "benchmark" / "test_mul.py").write_text(mark.format("m", "[torch.float16]"))
+    (tmp_path / "benchmark" / "test_blas_perf_parallel.py").write_text(
+        mark.format("b", "[torch.int16]"))
+    assert flaggems_discover.discover(str(tmp_path)) == [
+        ("mul", "test_mul.py", "float16", "-", "test_aa_parallel.py,test_blas_perf_parallel.py")]
 
 
 def test_discover_unparsable_file_and_bad_checkout(tmp_path, capsys):
