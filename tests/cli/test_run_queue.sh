@@ -71,8 +71,10 @@ expect_in "$TMP/err" "invalid value '-1' for --graph-replay-ms: expected a posit
 # The calibrated queue timer: the test backend's empty kernel and tracer
 # measure what a launch costs; every row says queue-cal and carries what
 # was subtracted, results.json's head says queue-cal, and the identity
-# says how.
-expect_rc 0 R good_copy --backend test --timer queue --queue-calibrate --out "$TMP/qc" \
+# says how. The operator is steady_a (50 us a call in any build): a copy of
+# 64 floats costs less than the emulated launch (0.4 us) in a Release
+# build, where calibration rightly leaves nothing to report.
+expect_rc 0 R steady_a --backend test --timer queue --queue-calibrate --out "$TMP/qc" \
   --json "$TMP/qc.json"
 expect_in "$TMP/qc/run.log" "timer=queue-cal"
 all_rows_are "$TMP/qc/run.log" Timer queue-cal || fail "calibrated rows do not say queue-cal"
@@ -101,7 +103,7 @@ PY
 expect_in "$TMP/q/run_identity.json" '"queue_calibrate": false'
 # A tracer that loses a kernel fails the row, named; asked of the wrong
 # timer or of a backend without an empty kernel: a usage error up front.
-ZL_TEST_FAULT=trace:drop expect_rc 1 R good_copy --backend test --timer queue --queue-calibrate \
+ZL_TEST_FAULT=trace:drop expect_rc 1 R steady_a --backend test --timer queue --queue-calibrate \
   --out "$TMP/qcd"
 expect_in "$TMP/qcd/run.log" "queue calibration: the tracer saw"
 expect_rc 0 "$ZLBENCH" plan queue_copy --lib "$TESTOPS" --backend testq --queue-calibrate
@@ -154,7 +156,7 @@ grep -qE "note: .*queue: [12] batch\(es\) released by the watchdog after 20 ms a
 # calibration holds the stream 9 more times, each a chance for a loaded
 # machine to deschedule the process past a shorter one). A queue that
 # never drains: the calibrated timer falls back as the plain one does.
-ZL_TEST_QUEUE_DEPTH=30 expect_rc 0 R good_copy --backend test --timer queue --queue-calibrate \
+ZL_TEST_QUEUE_DEPTH=30 expect_rc 0 R steady_a --backend test --timer queue --queue-calibrate \
   --queue-timeout-ms 100 --out "$TMP/shallowcal" --json "$TMP/shallowcal.json"
 all_rows_are "$TMP/shallowcal/run.log" Timer queue-cal || fail "a shallow queue is not escaped (calibrated)"
 grep -qE "note: .*queue: [12] batch\(es\) released by the watchdog after 100 ms and discarded; K reduced from [0-9]+ to ([1-9]|[12][0-9])$" \
@@ -168,7 +170,7 @@ for t in json.load(open(sys.argv[1]))["tables"]:
             assert m["timer"] == "queue-cal" and m["queue_calibration_ms"] > 0, m
             assert m["queue_launches"] <= 30 and m["invalid_batches"] >= 1, m
 PY
-ZL_TEST_QUEUE_DEPTH=0 expect_rc 0 timeout 60 "$ZLBENCH" run good_copy --backend test \
+ZL_TEST_QUEUE_DEPTH=0 expect_rc 0 timeout 60 "$ZLBENCH" run steady_a --backend test \
   --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 $QUICK --timer queue --queue-calibrate \
   --queue-timeout-ms 20 --out "$TMP/stuckcal"
 all_rows_are "$TMP/stuckcal/run.log" Marker "fallback(phase=hold,reason=HOLD_TIMEOUT,repeat=1)" ||
