@@ -7,12 +7,24 @@
 #include "zlbench/batch.h"
 #include "zlbench/device.h"
 
+/* Remove a tree; a symbolic link anywhere in it (`path` included) is
+ * removed itself, never followed. */
 int zlb__rmtree(const char *path);
-/* Copy a folder tree, skipping entries named `skip` (NULL: none). */
+/* 0 when `path` is a real folder holding only folders and regular files;
+ * 1 with the first offender (a symbolic link, a special file, `path`
+ * itself not a folder) in `bad`; -1 with errno when it cannot be read. */
+int zlb__tree_check(const char *path, zlb_strbuf_t *bad);
+/* Copy a folder tree, skipping entries named `skip` (NULL: none); a
+ * symbolic link or special file fails the copy (errno ELOOP). */
 int zlb__copytree(const char *from, const char *to, const char *skip);
 /* Hard-link every regular file of a tree into `to` (copy when `copy`, or
- * where a link fails: another file system); symbolic links are skipped. */
+ * where a link fails: another file system); a symbolic link or special
+ * file fails it (errno ELOOP). */
 int zlb__linktree(const char *from, const char *to, int copy);
+/* Put folder `from` in the place of `to` (which may not exist) and
+ * remove the old `to`: atomically where the file system can exchange
+ * them, else through `aside`. -1 with errno: `to` is as it was. */
+int zlb__swap_dir(const char *from, const char *to, const char *aside);
 /* Move every entry of `from` into `to` (replacing same-named entries);
  * -1 with errno set when one cannot be moved. */
 int zlb__move_contents(const char *from, const char *to);
@@ -66,6 +78,10 @@ typedef struct zlb__job {
   int seq;            /* attempt folders */
   zlb_child_t child;
   char attempt_dir[1024];
+  /* The operator's results are built in ops/.stage-<op> and put in the
+   * place of ops/<op> only once complete (a --force rerun, a replay):
+   * until then the earlier results and their status row stay. */
+  int staged;
   double t0;
   zlb__status_row_t row;
 } zlb__job_t;
@@ -219,6 +235,14 @@ void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j);
 
 /* outputs.c: everything the batch writes outside the attempt folders. */
 void zlb__op_dir(const zlb__batch_t *b, const char *op, zlb_strbuf_t *out);
+/* Where job `j` builds its results: its staging folder when staged, else
+ * ops/<op>. */
+void zlb__work_dir(const zlb__batch_t *b, const zlb__job_t *j, zlb_strbuf_t *out);
+/* A staged job's finished results take the place of ops/<op>. */
+int zlb__unstage(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
+/* Leftovers of staged jobs of a batch that died: an earlier result set
+ * aside is put back where ops/<op> is gone, the rest removed. */
+void zlb__clean_staging(const zlb__batch_t *b);
 int zlb__is_complete(const zlb__batch_t *b, const char *op);
 /* Timer of a finished child from the run_identity.json in `dir`. */
 void zlb__read_timer(const char *dir, char *timer, size_t len);

@@ -268,6 +268,13 @@ static int same_inode(const char *a, const char *b) {
          sa.st_ino == sb.st_ino;
 }
 
+/* The same file itself (not what a link points at). */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  return lstat(a, &sa) == 0 && lstat(b, &sb) == 0 && S_ISREG(sa.st_mode) &&
+         S_ISREG(sb.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* OUT/ops/<op> from the shard's ops/<op>: built beside it, then swapped
  * in, so a crash leaves the old copy, none, or a leftover that the next
  * merge removes. Already linked (the same .complete inode): kept. */
@@ -281,7 +288,7 @@ static int take_op(const char *out, const shard_t *s, const char *op, int copy,
   zlb_strbuf_addf(&tmp, "%s/ops/.merge-%s", out, op);
   zlb_strbuf_addf(&a, "%s/.complete", src.buf);
   zlb_strbuf_addf(&b, "%s/.complete", dst.buf);
-  if (!copy && same_inode(a.buf, b.buf))
+  if (!copy && same_file(a.buf, b.buf))
     goto out;
   if (zlb__rmtree(tmp.buf) != 0 || zlb__linktree(src.buf, tmp.buf, copy) != 0 ||
       zlb__rmtree(dst.buf) != 0 || rename(tmp.buf, dst.buf) != 0)
@@ -363,176 +370,114 @@ static int lock_out(const char *out, int *fd, zlb_error_t *err) {
   zlb_path_join(&p, out, "merge.lock");
   /* Blocking: merges of the same folder (every Kubernetes pod merges
    * after its shard) take turns. */
-  *fd = open(p.buf, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  *fd = open(p.buf, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (*fd < 0 || flock(*fd, LOCK_EX) != 0)
     rc = zlb_error_set(err, ZLB_EIO, "cannot lock '%s': %s", p.buf, strerror(errno));
   zlb_strbuf_release(&p);
   return rc;
 }
 
-int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t *err) {
-  shard_t *sh = zlb_xcalloc(o->dirs->n + 1, sizeof(*sh));
-  shard_t **by_index = NULL;
-  const shard_t *ref = NULL;
-  zlb__status_row_t *rows = NULL;
-  zlb_strvec_t merged = ZLB_STRVEC_INIT;
+/* OUT may be written: it does not exist, or is an empty folder (but for
+ * the lock file), or holds the merge of this batch; OUT/ops, where the
+ * merge removes what it does not hold, is a real folder. Anything else is
+ * refused (exit 2) before anything in it is touched: a folder of someone
+ * else's files is never emptied, a link is never written through. */
+static int check_out(const char *out, const shard_t *ref, const shard_t *sh, size_t nsh,
+                     zlb_error_t *err) {
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
-  zlb_jw_t jw;
-  char started[32];
-  size_t nsh = 0, nrows = 0;
-  int rc = 0, lock_fd = -1;
-  double t0 = zlb_now_s();
-
-  memset(r, 0, sizeof(*r));
-  zlb_iso8601_now(started, sizeof(started));
-  zlb_jw_init(&jw, 1);
-  /* Read and check every shard before anything is written. */
-  for (size_t i = 0; i < o->dirs->n; i++) {
-    shard_t *s = &sh[nsh];
-    zlb_strbuf_reset(&p);
-    zlb_path_join(&p, o->dirs->v[i], "run_identity.json");
-    if (!zlb_is_dir(o->dirs->v[i]) || !zlb_path_exists(p.buf)) {
-      /* A shard that never started leaves no folder: its operators are
-       * reported missing below. */
-      zlb_strvec_pushf(&r->notes, "%s: no run_identity.json (a shard that never started?)",
-                       o->dirs->v[i]);
-      continue;
-    }
-    s->dir = o->dirs->v[i];
-    if ((rc = read_shard(s, err)))
-      goto out;
-    nsh++;
+  zlb_json_t *old = NULL;
+  char *text = NULL;
+  size_t len = 0;
+  struct stat st;
+  int rc = 0;
+  if (stat(out, &st) != 0) {
+    if (errno == ENOENT)
+      return 0; /* new */
+    return zlb_error_set(err, ZLB_EIO, "cannot examine the output folder '%s': %s", out,
+                         strerror(errno));
   }
-  if (!nsh) {
-    rc = zlb_error_set(err, ZLB_ENOTFOUND,
-                       "none of the %zu folders holds a batch's run_identity.json", o->dirs->n);
+  if (!S_ISDIR(st.st_mode))
+    return zlb_error_set(err, ZLB_EEXIST, "the output folder '%s' is not a directory", out);
+  for (size_t i = 0; i < nsh; i++)
+    if (same_inode(out, sh[i].dir))
+      return zlb_error_set(err, ZLB_EINVAL, "the output folder '%s' is the shard folder '%s'",
+                           out, sh[i].dir);
+  zlb_path_join(&p, out, "ops");
+  if (lstat(p.buf, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    rc = zlb_error_set(err, ZLB_EEXIST,
+                       "'%s' is %s, not a folder: a merge never writes through it; remove it "
+                       "or choose another output folder",
+                       p.buf, S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
     goto out;
   }
-  ref = &sh[0];
-  by_index = zlb_xcalloc((size_t)ref->count, sizeof(*by_index));
-  for (size_t i = 0; i < nsh; i++) {
-    if (i && (rc = check_together(ref, &sh[i], err)))
-      goto out;
-    if (by_index[sh[i].index]) {
-      rc = zlb_error_set(err, ZLB_EINVAL, "shard %d of %d appears twice: '%s' and '%s'",
-                         sh[i].index, sh[i].count, by_index[sh[i].index]->dir, sh[i].dir);
+  zlb_strbuf_reset(&p);
+  zlb_path_join(&p, out, "run_identity.json");
+  if (lstat(p.buf, &st) != 0) {
+    /* No identity: only an empty folder is taken (a merge writes its
+     * identity before anything else, so this is not a merge's). */
+    DIR *d = opendir(out);
+    struct dirent *de;
+    const char *other = NULL;
+    if (!d) {
+      rc = zlb_error_set(err, ZLB_EIO, "cannot read the output folder '%s': %s", out,
+                         strerror(errno));
       goto out;
     }
-    by_index[sh[i].index] = &sh[i];
+    while (!other && (de = readdir(d)))
+      if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+          strcmp(de->d_name, "merge.lock"))
+        other = de->d_name;
+    if (other)
+      rc = zlb_error_set(err, ZLB_EEXIST,
+                         "the output folder '%s' is not empty ('%.200s' and maybe more) and "
+                         "holds no merge (no run_identity.json): merge into a new or empty "
+                         "folder, or an earlier merge of these shards",
+                         out, other);
+    closedir(d);
+    goto out;
+  }
+  if (!S_ISREG(st.st_mode) || zlb__read_capped(p.buf, MAX_JSON, &text, &len, NULL) ||
+      zlb_json_parse(text, len, p.buf, &old, NULL) || !zlb_json_get(old, "merge")) {
+    rc = zlb_error_set(err, ZLB_EEXIST,
+                       "'%s' holds results that are not a merge: choose another output "
+                       "folder",
+                       out);
+    goto out;
   }
   {
-    /* The output folder: new, or a merge of these shards (never a batch's
-     * folder, never one of the inputs). */
-    zlb_json_t *old = NULL;
-    char *text = NULL;
-    size_t len = 0;
-    if ((rc = zlb_mkdirs(o->out_dir, err)))
-      goto out;
-    for (size_t i = 0; i < nsh; i++)
-      if (same_inode(o->out_dir, sh[i].dir)) {
-        rc = zlb_error_set(err, ZLB_EINVAL, "the output folder '%s' is the shard folder '%s'",
-                           o->out_dir, sh[i].dir);
-        goto out;
-      }
-    zlb_strbuf_reset(&p);
-    zlb_path_join(&p, o->out_dir, "run_identity.json");
-    if (zlb_path_exists(p.buf)) {
-      if (zlb__read_capped(p.buf, MAX_JSON, &text, &len, NULL) ||
-          zlb_json_parse(text, len, p.buf, &old, NULL) || !zlb_json_get(old, "merge"))
+    /* A merge of another batch is not overwritten either. */
+    zlb_strbuf_t a = ZLB_STRBUF_INIT, b = ZLB_STRBUF_INIT;
+    for (size_t f = 0; f < 2 && !rc; f++) {
+      const char *key = f ? "selection" : "run_args";
+      field_text(old, key, NULL, &a);
+      field_text(ref->id, key, NULL, &b);
+      if (strcmp(a.buf, b.buf) ||
+          zlb_json_get_number(path_get(old, "shard", NULL), "count", -1) != ref->count)
         rc = zlb_error_set(err, ZLB_EEXIST,
-                           "'%s' holds results that are not a merge: choose another output "
-                           "folder",
-                           o->out_dir);
-      else {
-        /* A merge of another batch is not overwritten either. */
-        zlb_strbuf_t a = ZLB_STRBUF_INIT, b = ZLB_STRBUF_INIT;
-        for (size_t f = 0; f < 2 && !rc; f++) {
-          const char *key = f ? "selection" : "run_args";
-          field_text(old, key, NULL, &a);
-          field_text(ref->id, key, NULL, &b);
-          if (strcmp(a.buf, b.buf) ||
-              zlb_json_get_number(path_get(old, "shard", NULL), "count", -1) != ref->count)
-            rc = zlb_error_set(err, ZLB_EEXIST,
-                               "'%s' holds the merge of another batch (its %s or shard count "
-                               "differ): choose another output folder",
-                               o->out_dir, key);
-        }
-        zlb_strbuf_release(&a);
-        zlb_strbuf_release(&b);
-      }
-      zlb_json_free(old);
-      free(text);
-      if (rc)
-        goto out;
+                           "'%s' holds the merge of another batch (its %s or shard count "
+                           "differ): choose another output folder",
+                           out, key);
     }
+    zlb_strbuf_release(&a);
+    zlb_strbuf_release(&b);
   }
-  if ((rc = lock_out(o->out_dir, &lock_fd, err)))
-    goto out;
+out:
+  zlb_json_free(old);
+  free(text);
+  zlb_strbuf_release(&p);
+  return rc;
+}
 
-  /* Every operator of the selection exactly once, from the shard the
-   * hash gives it. */
-  rows = zlb_xcalloc(ref->selection->n + 1, sizeof(*rows));
-  r->shard_count = ref->count;
-  r->shards_found = (int)nsh;
-  r->total = ref->selection->n;
-  r->missing_shard = zlb_xcalloc(ref->selection->n + 1, sizeof(int));
-  zlb_strbuf_reset(&p);
-  zlb_path_join(&p, o->out_dir, "ops");
-  if ((rc = zlb_mkdirs(p.buf, err)))
-    goto out;
-  for (size_t i = 0; i < ref->selection->n; i++) {
-    const char *op = ref->selection->items[i]->string;
-    int k = zlb_shard_host(op, ref->count);
-    shard_t *s = by_index[k];
-    const zlb__status_row_t *row = s ? row_of(s, op) : NULL;
-    zlb_strbuf_t c = ZLB_STRBUF_INIT;
-    int complete = 0;
-    if (row) {
-      zlb_strbuf_addf(&c, "%s/ops/%s/.complete", s->dir, op);
-      complete = zlb_path_exists(c.buf);
-      zlb_strbuf_release(&c);
-    }
-    if (row && complete) {
-      if ((rc = take_op(o->out_dir, s, op, o->copy, err)))
-        goto out;
-      rows[nrows++] = *row;
-      s->merged++;
-      zlb_strvec_push(&merged, op);
-      if (zlb__status_is_ok(row->status))
-        r->ok++;
-      else
-        r->failed++;
-      continue;
-    }
-    r->missing_shard[r->missing.n] = k;
-    zlb_strvec_push(&r->missing, op);
-    if (!s)
-      zlb_strvec_pushf(&r->why, "shard %d of %d: no folder among the inputs (never started, "
-                                "or cancelled before it started)",
-                       k, ref->count);
-    else if (!strcmp(s->state, "unfinished"))
-      zlb_strvec_pushf(&r->why, "shard %d of %d (%s%s%s): stopped without finishing (killed: "
-                                "a time limit, scancel or a lost node)",
-                       k, ref->count, s->host, s->job[0] ? ", " : "", s->job);
-    else if (!strcmp(s->state, "interrupted"))
-      zlb_strvec_pushf(&r->why, "shard %d of %d (%s%s%s): interrupted (SIGTERM or SIGINT: a "
-                                "time limit or scancel) before the operator finished",
-                       k, ref->count, s->host, s->job[0] ? ", " : "", s->job);
-    else
-      zlb_strvec_pushf(&r->why, "shard %d of %d (%s%s%s): finished without a result for it "
-                                "(rerun the shard)",
-                       k, ref->count, s->host, s->job[0] ? ", " : "", s->job);
-  }
-  if ((rc = prune_ops(o->out_dir, &merged, err)))
-    goto out;
-  qsort(rows, nrows, sizeof(*rows), zlb__status_row_cmp);
-  zlb_strbuf_reset(&p);
-  zlb_path_join(&p, o->out_dir, "ops_status.csv");
-  if ((rc = zlb__status_write(p.buf, rows, nrows, err)) ||
-      (rc = zlb__write_summary(o->out_dir, rows, nrows, err)))
-    goto out;
-
-  /* run_identity.json: a batch's, listing every shard. */
+/* OUT/run_identity.json: a batch's, listing every shard; `final` 0 for
+ * the one written before anything else (finished null, not complete). */
+static int write_identity(const zlb_merge_opts_t *o, const zlb_merge_result_t *r,
+                          const shard_t *ref, shard_t *const *by_index, size_t nsh,
+                          const zlb__status_row_t *rows, size_t nrows, const char *started,
+                          double t0, int final, zlb_error_t *err) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  zlb_jw_t jw;
+  int rc;
+  zlb_jw_init(&jw, 1);
   zlb_identity_head(&jw, "batch", o->argc, o->argv);
   zlb_identity_backend_begin(&jw, path_get(ref->id, "backend", "name")->string,
                              zlb_json_get_string(zlb_json_get(ref->id, "backend"),
@@ -541,7 +486,7 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
   zlb_jw_key_object(&jw, "merge");
   zlb_jw_key_int(&jw, "shards", ref->count);
   zlb_jw_key_int(&jw, "found", (long long)nsh);
-  zlb_jw_key_bool(&jw, "complete", r->missing.n == 0);
+  zlb_jw_key_bool(&jw, "complete", final && r->missing.n == 0);
   zlb_jw_object_end(&jw);
   zlb_jw_key_object(&jw, "shard");
   zlb_jw_key_int(&jw, "count", ref->count);
@@ -583,7 +528,7 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
     zlb_jw_object_end(&jw);
   }
   zlb_jw_array_end(&jw);
-  zlb_identity_times(&jw, started, 1);
+  zlb_identity_times(&jw, started, final);
   zlb_jw_key_int(&jw, "ok", r->ok);
   zlb_jw_key_int(&jw, "failed", r->failed);
   zlb_jw_key_int(&jw, "skipped", 0);
@@ -594,6 +539,174 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
   zlb_strbuf_reset(&p);
   zlb_path_join(&p, o->out_dir, "run_identity.json");
   rc = zlb_write_file_atomic(p.buf, jw.out.buf, jw.out.len, err);
+  zlb_jw_release(&jw);
+  zlb_strbuf_release(&p);
+  return rc;
+}
+
+int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t *err) {
+  shard_t *sh = zlb_xcalloc(o->dirs->n + 1, sizeof(*sh));
+  shard_t **by_index = NULL;
+  const shard_t *ref = NULL;
+  zlb__status_row_t *rows = NULL;
+  zlb_strvec_t merged = ZLB_STRVEC_INIT;
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  char started[32];
+  size_t nsh = 0, nrows = 0;
+  int rc = 0, lock_fd = -1;
+  double t0 = zlb_now_s();
+
+  memset(r, 0, sizeof(*r));
+  zlb_iso8601_now(started, sizeof(started));
+  /* Read and check every shard before anything is written. */
+  for (size_t i = 0; i < o->dirs->n; i++) {
+    shard_t *s = &sh[nsh];
+    struct stat st;
+    zlb_strbuf_reset(&p);
+    zlb_path_join(&p, o->dirs->v[i], "run_identity.json");
+    if (stat(o->dirs->v[i], &st) == 0 && !S_ISDIR(st.st_mode)) {
+      rc = zlb_error_set(err, ZLB_EINVAL,
+                         "%s: not a directory (give the output folders of the shards)",
+                         o->dirs->v[i]);
+      goto out;
+    }
+    if (!zlb_is_dir(o->dirs->v[i]) || !zlb_path_exists(p.buf)) {
+      /* A shard that never started leaves no folder: its operators are
+       * reported missing below. */
+      zlb_strvec_pushf(&r->notes, "%s: no run_identity.json (a shard that never started?)",
+                       o->dirs->v[i]);
+      continue;
+    }
+    s->dir = o->dirs->v[i];
+    if ((rc = read_shard(s, err)))
+      goto out;
+    nsh++;
+  }
+  if (!nsh) {
+    rc = zlb_error_set(err, ZLB_ENOTFOUND,
+                       "none of the %zu folders holds a batch's run_identity.json", o->dirs->n);
+    goto out;
+  }
+  ref = &sh[0];
+  by_index = zlb_xcalloc((size_t)ref->count, sizeof(*by_index));
+  for (size_t i = 0; i < nsh; i++) {
+    if (i && (rc = check_together(ref, &sh[i], err)))
+      goto out;
+    if (by_index[sh[i].index]) {
+      rc = zlb_error_set(err, ZLB_EINVAL, "shard %d of %d appears twice: '%s' and '%s'",
+                         sh[i].index, sh[i].count, by_index[sh[i].index]->dir, sh[i].dir);
+      goto out;
+    }
+    by_index[sh[i].index] = &sh[i];
+  }
+  /* The output folder: new, empty, or a merge of these shards (never a
+   * batch's folder, never one of the inputs, never a folder of other
+   * files): checked before anything in it is touched, and again once it
+   * is locked. */
+  if ((rc = check_out(o->out_dir, ref, sh, nsh, err)))
+    goto out;
+  if ((rc = zlb_mkdirs(o->out_dir, err)) || (rc = lock_out(o->out_dir, &lock_fd, err)) ||
+      (rc = check_out(o->out_dir, ref, sh, nsh, err)))
+    goto out;
+  /* From here on the folder says it is a merge's: a merge that dies
+   * leaves a folder the next merge recognises (and completes). */
+  zlb_strbuf_reset(&p);
+  zlb_path_join(&p, o->out_dir, "run_identity.json");
+  if (!zlb_path_exists(p.buf) &&
+      (rc = write_identity(o, r, ref, by_index, nsh, NULL, 0, started, t0, 0, err)))
+    goto out;
+
+  /* Every operator of the selection exactly once, from the shard the
+   * hash gives it. */
+  rows = zlb_xcalloc(ref->selection->n + 1, sizeof(*rows));
+  r->shard_count = ref->count;
+  r->shards_found = (int)nsh;
+  r->total = ref->selection->n;
+  r->missing_shard = zlb_xcalloc(ref->selection->n + 1, sizeof(int));
+  zlb_strbuf_reset(&p);
+  zlb_path_join(&p, o->out_dir, "ops");
+  if ((rc = zlb_mkdirs(p.buf, err)))
+    goto out;
+  for (size_t i = 0; i < ref->selection->n; i++) {
+    const char *op = ref->selection->items[i]->string;
+    int k = zlb_shard_host(op, ref->count);
+    shard_t *s = by_index[k];
+    const zlb__status_row_t *row = s ? row_of(s, op) : NULL;
+    zlb_strbuf_t c = ZLB_STRBUF_INIT;
+    int complete = 0;
+    if (row) {
+      zlb_strbuf_addf(&c, "%s/ops/%s/.complete", s->dir, op);
+      complete = zlb_path_exists(c.buf);
+      zlb_strbuf_release(&c);
+    }
+    if (row && complete) {
+      /* Only a real folder of regular files is taken: a link (the
+       * operator's folder, its results.json) could pull in files from
+       * anywhere, and dropping it alone would count the operator ok
+       * without its results. Such an operator is missing, and said so. */
+      zlb_strbuf_t src = ZLB_STRBUF_INIT, bad = ZLB_STRBUF_INIT;
+      int t;
+      zlb_strbuf_addf(&src, "%s/ops/%s", s->dir, op);
+      t = zlb__tree_check(src.buf, &bad);
+      if (t) {
+        if (t < 0)
+          zlb_strbuf_addf(&bad, "%s (%s)", src.buf, strerror(errno));
+        zlb_strvec_pushf(&r->notes,
+                         "%s: a symbolic link or special file in an operator's results: "
+                         "'%s' is not merged",
+                         bad.buf, op);
+        r->missing_shard[r->missing.n] = k;
+        zlb_strvec_push(&r->missing, op);
+        zlb_strvec_pushf(&r->why,
+                         "shard %d of %d (%s%s%s): '%s' is a symbolic link or special file, "
+                         "refused",
+                         k, ref->count, s->host, s->job[0] ? ", " : "", s->job, bad.buf);
+        zlb_strbuf_release(&src);
+        zlb_strbuf_release(&bad);
+        continue;
+      }
+      zlb_strbuf_release(&src);
+      zlb_strbuf_release(&bad);
+      if ((rc = take_op(o->out_dir, s, op, o->copy, err)))
+        goto out;
+      rows[nrows++] = *row;
+      s->merged++;
+      zlb_strvec_push(&merged, op);
+      if (zlb__status_is_ok(row->status))
+        r->ok++;
+      else
+        r->failed++;
+      continue;
+    }
+    r->missing_shard[r->missing.n] = k;
+    zlb_strvec_push(&r->missing, op);
+    if (!s)
+      zlb_strvec_pushf(&r->why, "shard %d of %d: no folder among the inputs (never started, "
+                                "or cancelled before it started)",
+                       k, ref->count);
+    else if (!strcmp(s->state, "unfinished"))
+      zlb_strvec_pushf(&r->why, "shard %d of %d (%s%s%s): stopped without finishing (killed: "
+                                "a time limit, scancel or a lost node)",
+                       k, ref->count, s->host, s->job[0] ? ", " : "", s->job);
+    else if (!strcmp(s->state, "interrupted"))
+      zlb_strvec_pushf(&r->why, "shard %d of %d (%s%s%s): interrupted (SIGTERM or SIGINT: a "
+                                "time limit or scancel) before the operator finished",
+                       k, ref->count, s->host, s->job[0] ? ", " : "", s->job);
+    else
+      zlb_strvec_pushf(&r->why, "shard %d of %d (%s%s%s): finished without a result for it "
+                                "(rerun the shard)",
+                       k, ref->count, s->host, s->job[0] ? ", " : "", s->job);
+  }
+  if ((rc = prune_ops(o->out_dir, &merged, err)))
+    goto out;
+  qsort(rows, nrows, sizeof(*rows), zlb__status_row_cmp);
+  zlb_strbuf_reset(&p);
+  zlb_path_join(&p, o->out_dir, "ops_status.csv");
+  if ((rc = zlb__status_write(p.buf, rows, nrows, err)) ||
+      (rc = zlb__write_summary(o->out_dir, rows, nrows, err)))
+    goto out;
+
+  rc = write_identity(o, r, ref, by_index, nsh, rows, nrows, started, t0, 1, err);
   r->merged = nrows;
 out:
   if (lock_fd >= 0)
@@ -608,6 +721,5 @@ out:
   free(rows);
   zlb_strvec_release(&merged);
   zlb_strbuf_release(&p);
-  zlb_jw_release(&jw);
   return rc;
 }

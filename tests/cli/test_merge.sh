@@ -27,14 +27,15 @@ for i in 0 1 2; do shard $i 3 "$TMP/s$i"; [ $? -le 1 ] || fail "shard $i: $(cat 
 
 # A shard that never started (no folder): its operators are named with it.
 expect_rc 1 "$ZLBENCH" merge "$TMP/m" "$TMP/s0" "$TMP/nothing" "$TMP/s2"
-want=$(for op in $ALL; do [ "$(fnv_host "$op" 3)" = 1 ] && echo "$op"; done)
-[ -n "$want" ] || fail "no operator hashes to shard 1: choose another corpus"
+# (not $want: expect_rc sets that)
+ops1=$(for op in $ALL; do [ "$(fnv_host "$op" 3)" = 1 ] && echo "$op"; done)
+[ -n "$ops1" ] || fail "no operator hashes to shard 1: choose another corpus"
 got=$(sed -n 's/^missing: \([^ ]*\) (shard 1 of 3: no folder.*/\1/p' "$TMP/out" | sort)
-[ "$got" = "$want" ] || fail "missing operators: got '$got', the hash says '$want'"
+[ "$got" = "$ops1" ] || fail "missing operators: got '$got', the hash says '$ops1'"
 expect_in "$TMP/err" "nothing: no run_identity.json"
 expect_in "$TMP/m/run_identity.json" '"complete": false'
 expect_in "$TMP/m/run_identity.json" '"state": "absent"'
-for op in $want; do
+for op in $ops1; do
   [ ! -e "$TMP/m/ops/$op" ] || fail "$op is in the merge although its shard is missing"
 done
 
@@ -130,12 +131,56 @@ cp "$TMP/s1/run_identity.json" "$TMP/bad/run_identity.json"
 head -c 100 "$TMP/s1/run_identity.json" >"$TMP/bad/run_identity.json"
 expect_rc 2 "$ZLBENCH" merge "$TMP/x" "$TMP/s0" "$TMP/bad"
 expect_in "$TMP/err" "bad/run_identity.json:"
-# A symbolic link in a shard's folder is not followed into the merge.
+# A symbolic link in a shard's operator folder is not followed into the
+# merge: the operator is refused by name and missing, not counted ok.
 cp "$TMP/s1/run_identity.json" "$TMP/bad/run_identity.json"
-op1=$(echo "$want" | head -1)
+op1=$(echo "$ops1" | head -1)
+[ -d "$TMP/bad/ops/$op1" ] || fail "no folder of $op1 in shard 1"
 ln -s /etc/passwd "$TMP/bad/ops/$op1/stolen.log"
-expect_rc 0 "$ZLBENCH" merge "$TMP/mb" "$TMP/s0" "$TMP/bad" "$TMP/s2"
-[ ! -e "$TMP/mb/ops/$op1/stolen.log" ] || fail "a symbolic link of a shard was followed"
+expect_rc 1 "$ZLBENCH" merge "$TMP/mb" "$TMP/s0" "$TMP/bad" "$TMP/s2"
+[ ! -e "$TMP/mb/ops/$op1" ] || fail "an operator with a symbolic link was merged"
+expect_in "$TMP/out" "missing: $op1 (shard 1 of 3 ($(hostname)): '$TMP/bad/ops/$op1/stolen.log' is a symbolic link"
+expect_in "$TMP/err" "$TMP/bad/ops/$op1/stolen.log: a symbolic link or special file"
+rm "$TMP/bad/ops/$op1/stolen.log"
+# A linked operator folder (ops/OP -> any folder) or a linked results.json
+# likewise: never hard-linked in, never dropped silently.
+mkdir "$TMP/other" && echo secret >"$TMP/other/results.json" && cp "$TMP/bad/ops/$op1/.complete" "$TMP/other/"
+mv "$TMP/bad/ops/$op1" "$TMP/saved-op1" && ln -s "$TMP/other" "$TMP/bad/ops/$op1"
+expect_rc 1 "$ZLBENCH" merge "$TMP/mb2" "$TMP/s0" "$TMP/bad" "$TMP/s2"
+expect_in "$TMP/out" "missing: $op1 (shard 1 of 3 ($(hostname)): '$TMP/bad/ops/$op1' is a symbolic link"
+[ ! -e "$TMP/mb2/ops/$op1" ] || fail "a linked operator folder was merged"
+grep -rq secret "$TMP/mb2" && fail "files of a linked folder were taken into the merge"
+rm "$TMP/bad/ops/$op1" && mv "$TMP/saved-op1" "$TMP/bad/ops/$op1"
+mv "$TMP/bad/ops/$op1/results.json" "$TMP/saved.json" && ln -s "$TMP/other/results.json" "$TMP/bad/ops/$op1/results.json"
+expect_rc 1 "$ZLBENCH" merge "$TMP/mb3" "$TMP/s0" "$TMP/bad" "$TMP/s2"
+expect_in "$TMP/out" "missing: $op1 (shard 1 of 3 ($(hostname)): '$TMP/bad/ops/$op1/results.json' is a symbolic link"
+expect_in "$TMP/out" "0 failed), 1 missing"
+mv "$TMP/saved.json" "$TMP/bad/ops/$op1/results.json"
+
+# OUT is new, empty or an earlier merge: a folder of other files is
+# refused untouched (exit 2), and so is OUT/ops as a link, whose target
+# a merge would otherwise empty.
+mkdir -p "$TMP/mydata/ops" && echo notes >"$TMP/mydata/ops/notes.txt"
+expect_rc 2 "$ZLBENCH" merge "$TMP/mydata" "$TMP/s0" "$TMP/s1" "$TMP/s2"
+expect_in "$TMP/err" "is not empty"
+[ "$(ls -A "$TMP/mydata" "$TMP/mydata/ops" | tr '\n' ' ')" = "$TMP/mydata: ops  $TMP/mydata/ops: notes.txt " ] ||
+  fail "a refused merge touched the folder: $(ls -AR "$TMP/mydata")"
+mkdir -p "$TMP/precious/sub" "$TMP/out2" && echo a >"$TMP/precious/a.txt" && echo b >"$TMP/precious/sub/b.txt"
+ln -s "$TMP/precious" "$TMP/out2/ops"
+expect_rc 2 "$ZLBENCH" merge "$TMP/out2" "$TMP/s0" "$TMP/s1" "$TMP/s2"
+expect_in "$TMP/err" "out2/ops' is a symbolic link"
+[ "$(find "$TMP/precious" -type f | wc -l)" = 2 ] || fail "the target of OUT/ops lost files"
+# In an earlier merge, a link planted in OUT/ops is removed itself, never
+# what it points at.
+ln -s "$TMP/precious" "$TMP/m/ops/planted"
+expect_rc 0 "$ZLBENCH" merge "$TMP/m" "$TMP/s0" "$TMP/s1" "$TMP/s2"
+[ ! -e "$TMP/m/ops/planted" ] && [ ! -L "$TMP/m/ops/planted" ] || fail "the planted link stayed"
+[ "$(find "$TMP/precious" -type f | wc -l)" = 2 ] || fail "a merge removed files through a link"
+# A file given as a shard folder is named as such (exit 2).
+echo x >"$TMP/afile"
+expect_rc 2 "$ZLBENCH" merge "$TMP/mf" "$TMP/afile" "$TMP/s1"
+expect_in "$TMP/err" "$TMP/afile: not a directory"
+[ ! -e "$TMP/mf" ] || fail "a refused merge created its output folder"
 # Nor is the merge of another batch.
 expect_rc 2 "$ZLBENCH" merge "$TMP/m" "$TMP/o1"
 expect_in "$TMP/err" "holds the merge of another batch"
