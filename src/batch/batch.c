@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "batch_int.h"
+#include "zlbench/json.h"
 #include "zlbench/ops.h"
 
 /* ---- progress ------------------------------------------------------------------------------ */
@@ -140,6 +142,27 @@ static void stop_all(zlb__batch_t *b) {
     zlb__job_t *j = &b->jobs[i];
     int running = j->state == ZLB__JOB_RUNNING, level2 = j->level == 2 && j->l2;
     zlb_error_t e = ZLB_ERROR_INIT;
+    if (j->staged && j->state != ZLB__JOB_DONE) {
+      /* A rerun of finished results: the new ones are dropped, the
+       * earlier ones (and their row in ops_status.csv) stay. */
+      zlb_strbuf_t dir = ZLB_STRBUF_INIT;
+      if (running)
+        zlb_child_stop(&j->child, b->o->grace_s);
+      zlb__work_dir(b, j, &dir);
+      zlb__rmtree(dir.buf);
+      zlb_strbuf_release(&dir);
+      j->staged = 0;
+      if (running && b->o->line) {
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "          device %-3s %-20s stopped after %.1fs (operator %.1fs, level %d): "
+                 "not finished, its earlier results are kept\n",
+                 j->row.device, j->op, zlb_now_s() - j->child.started, zlb_now_s() - j->t0,
+                 j->level);
+        b->o->line(b->o->cb_ctx, text);
+      }
+      continue;
+    }
     /* A job waiting between its level-2 children (the batch stopped on a
      * fatal error, or its next child could not start) keeps its progress
      * too. */
@@ -180,6 +203,70 @@ static void stop_all(zlb__batch_t *b) {
       b->o->line(b->o->cb_ctx, text);
     }
   }
+}
+
+/* --replay-from (or --replay OP=DIR) naming the output folder itself
+ * (the same folder by another path or a link included): its results
+ * would be removed to be replaced by themselves. */
+static int check_replay_sources(const zlb_batch_opts_t *o, zlb_error_t *err) {
+  struct stat so, sr;
+  int rc = 0;
+  if (stat(o->out_dir, &so) != 0)
+    return 0; /* a new folder is no earlier batch's */
+  if (o->replay_from && stat(o->replay_from, &sr) == 0 && sr.st_dev == so.st_dev &&
+      sr.st_ino == so.st_ino)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--replay-from '%s' is the output folder '%s' itself: replay from "
+                         "another batch's folder, or rerun into this one without "
+                         "--replay-from (finished operators are kept)",
+                         o->replay_from, o->out_dir);
+  for (size_t i = 0; i < o->replay.n && !rc; i++) {
+    const char *eq = strchr(o->replay.v[i], '=');
+    zlb_strbuf_t own = ZLB_STRBUF_INIT;
+    if (!eq)
+      continue;
+    zlb_strbuf_addf(&own, "%s/ops/%.*s", o->out_dir, (int)(eq - o->replay.v[i]),
+                    o->replay.v[i]);
+    if (stat(eq + 1, &sr) == 0 && stat(own.buf, &so) == 0 && sr.st_dev == so.st_dev &&
+        sr.st_ino == so.st_ino)
+      rc = zlb_error_set(err, ZLB_EINVAL,
+                         "--replay %s: '%s' is the operator's folder in the output folder "
+                         "itself; replay from another batch's folder",
+                         o->replay.v[i], eq + 1);
+    zlb_strbuf_release(&own);
+  }
+  return rc;
+}
+
+/* row: the outcome recorded in ops/<op>/.complete where it differs from
+ * the row's (or there is no row). */
+static void complete_outcome(const zlb__batch_t *b, zlb__status_row_t *row) {
+  zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  char *text = NULL;
+  size_t len = 0;
+  zlb_json_t *j = NULL;
+  zlb__op_dir(b, row->op, &p);
+  zlb_strbuf_addstr(&p, "/.complete");
+  if (!zlb__read_capped(p.buf, 1 << 16, &text, &len, NULL) &&
+      !zlb_json_parse(text, len, p.buf, &j, NULL)) {
+    const char *st = zlb_json_get_string(j, "status", "");
+    const char *sig = zlb_json_get_string(j, "signature", "");
+    const char *fd = zlb_json_get_string(j, "failed_dtypes", "");
+    double att = zlb_json_get_number(j, "attempts", -1);
+    double lvl = zlb_json_get_number(j, "dtype_level", -1);
+    if (zlb__status_known(st) && strcmp(st, row->status) && strlen(st) < sizeof(row->status) &&
+        strlen(sig) < sizeof(row->signature) && strlen(fd) < sizeof(row->failed_dtypes) &&
+        att >= 0 && att <= 100000 && (lvl == 1 || lvl == 2)) {
+      zlb_strlcpy(row->status, st, sizeof(row->status));
+      zlb_strlcpy(row->signature, sig, sizeof(row->signature));
+      zlb_strlcpy(row->failed_dtypes, fd, sizeof(row->failed_dtypes));
+      row->attempts = (int)att;
+      row->level = (int)lvl;
+    }
+  }
+  zlb_json_free(j);
+  free(text);
+  zlb_strbuf_release(&p);
 }
 
 void zlb__servers_poll(zlb__batch_t *b, int stop) {
@@ -296,6 +383,8 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   }
   if (b.prov->check && (rc = b.prov->check(&b, err)))
     goto out;
+  if (!o->list_only && (rc = check_replay_sources(o, err)))
+    goto out;
   if (!o->list_only && ((rc = zlb_check_writable_dir(o->out_dir, err)) ||
                         (rc = lock_out_dir(o->out_dir, &lock_fd, err))))
     goto out;
@@ -320,6 +409,13 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
                            "device '%s' is not visible on backend '%s' (%d visible)",
                            o->devices.v[i], b.backend, ndev);
         goto out;
+      }
+      for (size_t k = 0; k < i; k++) {
+        long e2;
+        if (!zlb_parse_long(o->devices.v[k], &e2) && e2 == d) {
+          rc = zlb_error_set(err, ZLB_EINVAL, "--devices: device %ld given twice", d);
+          goto out;
+        }
       }
       zlb_strvec_push(&b.devices, o->devices.v[i]);
     }
@@ -401,6 +497,8 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     }
     goto out;
   }
+  /* What a batch that died left of its staged operators. */
+  zlb__clean_staging(&b);
   if ((rc = zlb__batch_write_identity(&b, 0, err)))
     goto out;
 
@@ -416,6 +514,10 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
         j->row = *prev;
       else
         zlb_strlcpy(j->row.status, "ok", sizeof(j->row.status));
+      /* The marker is written before the row: where they differ (the
+       * batch died between the two), the marker's outcome is the one
+       * whose results are there. */
+      complete_outcome(&b, &j->row);
       j->state = ZLB__JOB_DONE;
       res->skipped++;
       res->done++;
@@ -427,8 +529,9 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     }
     j->t0 = zlb_now_s();
     if (zlb__try_replay(&b, j)) {
-      res->replayed++;
       zlb__finish_job(&b, j);
+      if (j->state == ZLB__JOB_DONE && !strncmp(j->row.status, "replayed", 8))
+        res->replayed++;
     }
     if (b.fatal.code)
       break;
@@ -460,7 +563,14 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
          * otherwise a fresh start: nothing of an unfinished earlier
          * attempt stays. */
         j->t0 = zlb_now_s();
-        if (zlb__resume_progress(&b, j)) {
+        if (o->force && zlb__is_complete(&b, j->op)) {
+          /* A rerun of finished results: built beside them, and put in
+           * their place only once complete. Stopped before, the earlier
+           * results and their row stay. */
+          j->staged = 1;
+          zlb__work_dir(&b, j, &dir);
+          zlb__rmtree(dir.buf);
+        } else if (zlb__resume_progress(&b, j)) {
           zlb__op_dir(&b, j->op, &dir);
           zlb__rmtree(dir.buf);
         }

@@ -31,7 +31,7 @@ static const char *status_of_exit(const zlb_exit_t *ex) {
 /* First line of stderr that says "error" (else the first non-empty one):
  * with the exit class it is the failure's signature. */
 static void first_error_line(const char *path, char *buf, size_t len) {
-  FILE *f = fopen(path, "r");
+  FILE *f = zlb_fopen_regular(path, NULL);
   char line[512];
   buf[0] = '\0';
   if (!f)
@@ -100,14 +100,21 @@ int zlb__status_is_ok(const char *status) {
 
 void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j) {
   zlb_error_t e = ZLB_ERROR_INIT;
-  j->state = ZLB__JOB_DONE;
   j->row.seconds = zlb_now_s() - j->t0;
+  /* The results are complete (and, staged, in place) before the status
+   * row says so; otherwise the operator is not finished and the batch
+   * stops (a staged one keeps its earlier results and row). */
+  if (zlb__batch_write_complete(b, j, &e) || (j->staged && zlb__unstage(b, j, &e))) {
+    zlb__batch_stop(b, &e);
+    return;
+  }
+  j->state = ZLB__JOB_DONE;
   b->res->done++;
   if (zlb__status_is_ok(j->row.status))
     b->res->ok++;
   else
     b->res->failed++;
-  if (zlb__batch_write_complete(b, j, &e) || zlb__batch_write_status(b, &e))
+  if (zlb__batch_write_status(b, &e))
     zlb__batch_stop(b, &e);
   line(b, j);
 }
@@ -136,7 +143,7 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   zlb_strbuf_t dir = ZLB_STRBUF_INIT, errpath = ZLB_STRBUF_INIT, outpath = ZLB_STRBUF_INIT;
   int rc, want_stdout = 0;
 
-  zlb__op_dir(b, j->op, &dir);
+  zlb__work_dir(b, j, &dir);
   zlb_strbuf_addf(&dir, "/attempts/%d-%s", ++j->seq, u->label);
   if ((rc = zlb_mkdirs(dir.buf, err)))
     goto out;
@@ -210,10 +217,10 @@ static void begin_level2(zlb__batch_t *b, zlb__job_t *j) {
 
 /* ops/<op>/<sub>: a level-2 dtype's results (sub = its label), or the
  * attempts. */
-static void op_subdir(const zlb__batch_t *b, const char *op, const char *sub,
+static void op_subdir(const zlb__batch_t *b, const zlb__job_t *j, const char *sub,
                       zlb_strbuf_t *out) {
   zlb_strbuf_reset(out);
-  zlb__op_dir(b, op, out);
+  zlb__work_dir(b, j, out);
   zlb_strbuf_addf(out, "/%s", sub);
 }
 
@@ -224,9 +231,9 @@ static int accept_attempt(zlb__batch_t *b, zlb__job_t *j, zlb__unit_t *u) {
   zlb_error_t e = ZLB_ERROR_INIT;
   int rc = 0;
   if (j->level == 2)
-    op_subdir(b, j->op, u->label, &dst);
+    op_subdir(b, j, u->label, &dst);
   else
-    zlb__op_dir(b, j->op, &dst);
+    zlb__work_dir(b, j, &dst);
   if (zlb__move_contents(j->attempt_dir, dst.buf)) {
     /* The attempt folder is all there is of these results: keep it. */
     zlb_error_set(&e, ZLB_EIO,
@@ -443,20 +450,62 @@ int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j) {
     zlb_strbuf_addf(&src, "%s/ops/%s", o->replay_from, j->op);
   if (!src.len)
     goto out;
+  {
+    /* The source is another batch's folder: only a real folder of
+     * regular files is reused. A link (the operator's folder, its
+     * results.json) is refused and said so, and the operator is not
+     * counted replayed: its rows would be missing or someone else's. */
+    zlb_strbuf_t bad = ZLB_STRBUF_INIT;
+    struct stat st;
+    int t = lstat(src.buf, &st) == 0 ? zlb__tree_check(src.buf, &bad) : 0;
+    if (t) {
+      char msg[1400];
+      if (t < 0)
+        zlb_strbuf_addf(&bad, "%s (%s)", src.buf, strerror(errno));
+      zlb_strlcpy(j->row.status, "replay_refused", sizeof(j->row.status));
+      snprintf(j->row.signature, sizeof(j->row.signature),
+               "'%.250s' is a symbolic link or special file", bad.buf);
+      snprintf(j->row.note, sizeof(j->row.note), "replay from %.250s refused", src.buf);
+      j->row.level = 1;
+      snprintf(msg, sizeof(msg),
+               "warning: %s: a symbolic link or special file in the results to replay: "
+               "'%s' is refused, not replayed\n",
+               bad.buf, j->op);
+      if (b->o->line)
+        b->o->line(b->o->cb_ctx, msg);
+      zlb_strbuf_release(&bad);
+      /* Its outcome is this refusal: an empty staged folder with the
+       * marker takes the place of ops/<op>. */
+      j->staged = 1;
+      zlb__work_dir(b, j, &dst);
+      if (zlb__rmtree(dst.buf) || zlb_mkdirs(dst.buf, NULL)) {
+        j->staged = 0;
+        goto out;
+      }
+      used = 1;
+      goto out;
+    }
+    zlb_strbuf_release(&bad);
+  }
   zlb_path_join(&mark, src.buf, ".complete");
   /* Only finished results are reused; anything else is measured again. */
   if (zlb_read_file(mark.buf, &text, NULL, NULL) ||
       zlb_json_parse(text, strlen(text), mark.buf, &done, NULL))
     goto out;
-  zlb__op_dir(b, j->op, &dst);
-  zlb__rmtree(dst.buf);
-  if (zlb_mkdirs(dst.buf, NULL) || zlb__copytree(src.buf, dst.buf, "attempts"))
-    goto out;
   {
-    zlb_strbuf_t p = ZLB_STRBUF_INIT;
-    zlb_path_join(&p, dst.buf, ".complete");
-    unlink(p.buf);
-    zlb_strbuf_release(&p);
+    const char *orig = zlb_json_get_string(done, "status", "");
+    if (!zlb__status_known(orig) || !strcmp(orig, "replay_refused"))
+      goto out; /* not a status a batch writes: measured again */
+  }
+  /* Built beside the operator's folder, put in its place when complete:
+   * its earlier results stay until then. */
+  j->staged = 1;
+  zlb__work_dir(b, j, &dst);
+  if (zlb__rmtree(dst.buf) || zlb_mkdirs(dst.buf, NULL) ||
+      zlb__copytree(src.buf, dst.buf, "attempts")) {
+    zlb__rmtree(dst.buf);
+    j->staged = 0;
+    goto out;
   }
   {
     /* "replayed" for reused successes; a reused failure stays visible as
@@ -464,6 +513,8 @@ int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j) {
     const char *orig = zlb_json_get_string(done, "status", "unknown");
     if (zlb__status_is_ok(orig))
       zlb_strlcpy(j->row.status, "replayed", sizeof(j->row.status));
+    else if (!strncmp(orig, "replayed_", 9)) /* a reused failure reused again */
+      zlb_strlcpy(j->row.status, orig, sizeof(j->row.status));
     else
       snprintf(j->row.status, sizeof(j->row.status), "replayed_%s", orig);
     snprintf(j->row.note, sizeof(j->row.note), "from %s (status %s there)", src.buf, orig);
@@ -494,8 +545,8 @@ out:
 #define PROGRESS_FILE ".progress"
 #define PROGRESS_SCHEMA "zlbench-progress-1"
 
-static void progress_path(const zlb__batch_t *b, const char *op, zlb_strbuf_t *out) {
-  zlb__op_dir(b, op, out);
+static void progress_path(const zlb__batch_t *b, const zlb__job_t *j, zlb_strbuf_t *out) {
+  zlb__work_dir(b, j, out);
   zlb_strbuf_addstr(out, "/" PROGRESS_FILE);
 }
 
@@ -534,7 +585,7 @@ int zlb__save_progress(const zlb__batch_t *b, const zlb__job_t *j, zlb_error_t *
     zlb_jw_string(&jw, j->l2[i].label);
   zlb_jw_array_end(&jw);
   zlb_jw_object_end(&jw);
-  progress_path(b, j->op, &p);
+  progress_path(b, j, &p);
   rc = zlb_write_file_atomic(p.buf, jw.out.buf, jw.out.len, err);
   zlb_jw_release(&jw);
   zlb_strbuf_release(&p);
@@ -594,7 +645,7 @@ static int apply_progress(zlb__batch_t *b, zlb__job_t *j, const zlb_json_t *doc,
       /* Its results are the dtype's folder: still there? */
       zlb_strbuf_t d2 = ZLB_STRBUF_INIT;
       int gone;
-      op_subdir(b, j->op, u->label, &d2);
+      op_subdir(b, j, u->label, &d2);
       zlb_strbuf_addstr(&d2, "/run_identity.json");
       gone = access(d2.buf, F_OK) != 0;
       zlb_strbuf_release(&d2);
@@ -625,10 +676,10 @@ fail:
 static void prune_for_resume(zlb__batch_t *b, const zlb__job_t *j) {
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   for (int i = j->cur; i < j->nl2; i++) {
-    op_subdir(b, j->op, j->l2[i].label, &p);
+    op_subdir(b, j, j->l2[i].label, &p);
     zlb__rmtree(p.buf);
   }
-  op_subdir(b, j->op, "attempts", &p);
+  op_subdir(b, j, "attempts", &p);
   zlb__rmtree(p.buf);
   zlb_strbuf_release(&p);
 }
@@ -640,7 +691,7 @@ int zlb__resume_progress(zlb__batch_t *b, zlb__job_t *j) {
   zlb_json_t *doc = NULL;
   struct stat st;
   int rc = -1;
-  progress_path(b, j->op, &p);
+  progress_path(b, j, &p);
   if (lstat(p.buf, &st))
     goto out; /* nothing saved: a fresh start, said nowhere */
   if (!S_ISREG(st.st_mode) || st.st_size > (1 << 20) ||

@@ -1,8 +1,12 @@
 /* What the batch writes besides the children's own folders: ops_status.csv,
  * each operator's .complete marker, run_identity.json and summary.csv. */
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "batch_int.h"
@@ -14,6 +18,74 @@
 
 void zlb__op_dir(const zlb__batch_t *b, const char *op, zlb_strbuf_t *out) {
   zlb_strbuf_addf(out, "%s/ops/%s", b->o->out_dir, op);
+}
+
+#define STAGE_PREFIX ".stage-"
+#define ASIDE_PREFIX ".old-"
+
+void zlb__work_dir(const zlb__batch_t *b, const zlb__job_t *j, zlb_strbuf_t *out) {
+  if (j->staged)
+    zlb_strbuf_addf(out, "%s/ops/" STAGE_PREFIX "%s", b->o->out_dir, j->op);
+  else
+    zlb__op_dir(b, j->op, out);
+}
+
+int zlb__unstage(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
+  zlb_strbuf_t from = ZLB_STRBUF_INIT, to = ZLB_STRBUF_INIT, aside = ZLB_STRBUF_INIT;
+  int rc = 0;
+  zlb__work_dir(b, j, &from);
+  zlb__op_dir(b, j->op, &to);
+  zlb_strbuf_addf(&aside, "%s/ops/" ASIDE_PREFIX "%s", b->o->out_dir, j->op);
+  if (zlb__swap_dir(from.buf, to.buf, aside.buf) != 0)
+    rc = zlb_error_set(err, ZLB_EIO,
+                       "cannot put the new results of '%s' ('%s') in the place of '%s': %s; "
+                       "the earlier results are kept",
+                       j->op, from.buf, to.buf, strerror(errno));
+  else
+    j->staged = 0;
+  zlb_strbuf_release(&from);
+  zlb_strbuf_release(&to);
+  zlb_strbuf_release(&aside);
+  return rc;
+}
+
+void zlb__clean_staging(const zlb__batch_t *b) {
+  zlb_strbuf_t ops = ZLB_STRBUF_INIT;
+  zlb_strvec_t names = ZLB_STRVEC_INIT;
+  DIR *d;
+  struct dirent *de;
+  zlb_path_join(&ops, b->o->out_dir, "ops");
+  if (!(d = opendir(ops.buf))) {
+    zlb_strbuf_release(&ops);
+    return;
+  }
+  while ((de = readdir(d)))
+    if (!strncmp(de->d_name, STAGE_PREFIX, strlen(STAGE_PREFIX)) ||
+        !strncmp(de->d_name, ASIDE_PREFIX, strlen(ASIDE_PREFIX)))
+      zlb_strvec_push(&names, de->d_name);
+  closedir(d);
+  for (size_t i = 0; i < names.n; i++) {
+    zlb_strbuf_t p = ZLB_STRBUF_INIT, op = ZLB_STRBUF_INIT;
+    const char *name = names.v[i];
+    zlb_path_join(&p, ops.buf, name);
+    if (!strncmp(name, ASIDE_PREFIX, strlen(ASIDE_PREFIX)) &&
+        zlb__op_name_ok(name + strlen(ASIDE_PREFIX))) {
+      struct stat st;
+      zlb_path_join(&op, ops.buf, name + strlen(ASIDE_PREFIX));
+      /* Set aside and the new results never came: the earlier ones are
+       * the operator's. */
+      if (lstat(op.buf, &st) != 0 && errno == ENOENT && rename(p.buf, op.buf) == 0) {
+        zlb_strbuf_release(&p);
+        zlb_strbuf_release(&op);
+        continue;
+      }
+    }
+    zlb__rmtree(p.buf);
+    zlb_strbuf_release(&p);
+    zlb_strbuf_release(&op);
+  }
+  zlb_strvec_release(&names);
+  zlb_strbuf_release(&ops);
 }
 
 int zlb__is_complete(const zlb__batch_t *b, const char *op) {
@@ -60,10 +132,15 @@ int zlb__batch_write_status(zlb__batch_t *b, zlb_error_t *err) {
     if (b->jobs[i].state == ZLB__JOB_DONE)
       rows[n++] = b->jobs[i].row;
   for (size_t i = 0; i < b->nprev; i++) {
-    int dup = 0;
+    int dup = 0, ours = 0;
     for (size_t k = 0; k < n && !dup; k++)
       dup = !strcmp(rows[k].op, b->prev[i].op);
-    if (!dup)
+    for (size_t k = 0; k < b->njobs && !ours; k++)
+      ours = !strcmp(b->jobs[k].op, b->prev[i].op);
+    /* An earlier row of an operator this batch started again stays only
+     * while its results do (a staged rerun keeps them until its own are
+     * complete); a row never says ok for results that are gone. */
+    if (!dup && (!ours || zlb__is_complete(b, b->prev[i].op)))
       rows[n++] = b->prev[i];
   }
   qsort(rows, n, sizeof(*rows), cmp_row);
@@ -85,7 +162,7 @@ int zlb__batch_write_complete(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) 
   zlb_jw_key_string(&jw, "failed_dtypes", j->row.failed_dtypes);
   zlb_jw_key_string(&jw, "signature", j->row.signature);
   zlb_jw_object_end(&jw);
-  zlb__op_dir(b, j->op, &p);
+  zlb__work_dir(b, j, &p);
   zlb_strbuf_addstr(&p, "/.complete");
   /* Atomic: a resumed batch sees a finished operator or none. */
   rc = zlb_write_file_atomic(p.buf, jw.out.buf, jw.out.len, err);

@@ -166,6 +166,8 @@ int zlb__status_known(const char *s) {
                                       "timeout", "crashed",           "failed",      "fatal",
                                       "poisoned", "usage_error",      "unavailable",
                                       "spawn_error",
+                                      /* --replay-from met a link in the results */
+                                      "replay_refused",
                                       /* pytest providers (FlagGems) */
                                       "dtype_unsupported", "collection_error", "no_tests",
                                       "skipped", "no_rows", NULL};

@@ -1,4 +1,5 @@
 /* `zlbench batch`: screen many operators on every device. */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "run_opts.h"
 #include "zlbench/batch.h"
 #include "zlbench/ops.h"
+#include "zlbench/yaml.h"
 
 static volatile int interrupted;
 
@@ -24,7 +26,16 @@ struct display {
   int live;
   int lines; /* lines of the block currently on screen */
   char *block;
+  int gone;  /* stdout's reader went away (EPIPE): nothing more is printed */
 };
+
+/* After a write to stdout: a reader that went away stops the printing,
+ * never the batch. */
+static void check_stdout(struct display *d) {
+  if (fflush(stdout) == EOF && errno == EPIPE)
+    d->gone = 1;
+  clearerr(stdout);
+}
 
 static void clear_block(struct display *d) {
   if (d->lines) {
@@ -43,21 +54,25 @@ static void draw_block(struct display *d) {
 
 static void on_line(void *ctx, const char *text) {
   struct display *d = ctx;
+  if (d->gone)
+    return;
   if (d->live)
     clear_block(d);
   fputs(text, stdout);
   if (d->live)
     draw_block(d);
-  fflush(stdout);
+  check_stdout(d);
 }
 
 static void on_status(void *ctx, const char *block) {
   struct display *d = ctx;
+  if (d->gone)
+    return;
   clear_block(d);
   free(d->block);
   d->block = zlb_xstrdup(block);
   draw_block(d);
-  fflush(stdout);
+  check_stdout(d);
 }
 
 static void usage(FILE *f, const zlb_cli_option_t *opts) {
@@ -185,6 +200,50 @@ static int opt_flaggems(const zlb_cli_option_t *opt, const char *name, const cha
   return 0;
 }
 
+/* The run options' input files, checked once here with the parsers the
+ * children use, so that a malformed one is one error (exit 2, its
+ * file:line) before anything runs, not a usage_error in every child. A
+ * FlagGems shape file is FlagGems' to read: only its YAML is checked. */
+static int check_input_files(const zlb_run_opts_t *ro, int flaggems) {
+  zlb_error_t err = ZLB_ERROR_INIT;
+  int rc = 0;
+  if (ro->shape_file) {
+    zlb_yaml_doc_t doc = ZLB_YAML_DOC_INIT;
+    if ((rc = zlb_yaml_load_file(ro->shape_file, &doc, &err)))
+      goto out_doc;
+    if (doc.root && !zlb_yaml_is_null(doc.root) && doc.root->kind != ZLB_YAML_MAP) {
+      rc = zlb_error_set(&err, ZLB_EPARSE,
+                         "%s:%d: a shape file must be a map of operator or family names",
+                         ro->shape_file, doc.root->line);
+      goto out_doc;
+    }
+    for (size_t i = 0; !flaggems && doc.root && doc.root->kind == ZLB_YAML_MAP && i < doc.root->n;
+         i++) {
+      zlb_shape_list_t l;
+      const char *key = doc.root->keys[i];
+      if ((rc = zlb_shapes_resolve(ro->shape_file, key, key, 0, 0, &l, &err)))
+        break;
+      zlb_shape_list_release(&l);
+    }
+  out_doc:
+    zlb_yaml_doc_release(&doc);
+    if (rc)
+      goto out;
+  }
+  if (ro->deny_file) {
+    zlb_strvec_t denied = ZLB_STRVEC_INIT;
+    rc = zlb_deny_load(ro->deny_file, &denied, &err);
+    zlb_strvec_release(&denied);
+  }
+out:
+  if (rc) {
+    zlb_cli_errorf("%s", err.msg[0] ? err.msg : zlb_strerror(err.code));
+    /* Whatever the class, a bad input file is the caller's to fix. */
+    return -1;
+  }
+  return 0;
+}
+
 int zlb_cmd_batch(int argc, char **argv) {
   zlb_batch_opts_t o;
   zlb_batch_result_t res;
@@ -192,7 +251,7 @@ int zlb_cmd_batch(int argc, char **argv) {
   zlb_cli_run_extra_t rx;
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_strbuf_t out = ZLB_STRBUF_INIT, exe = ZLB_STRBUF_INIT;
-  struct display disp = {0, 0, NULL};
+  struct display disp = {0, 0, NULL, 0};
   zlb_strvec_t args = ZLB_STRVEC_INIT;
   const char *progress = "auto", *shard = NULL, *outarg = NULL;
   int code = ZLB_EXIT_OK, rc;
@@ -286,6 +345,8 @@ int zlb_cmd_batch(int argc, char **argv) {
     zlb_strbuf_addstr(&out, outarg);
   if (zlb_cli_run_finish(&ro, &rx))
     goto usage_error;
+  if (check_input_files(&ro, o.flaggems_dir || (o.provider && !strcmp(o.provider, "flaggems"))))
+    goto usage_error;
   o.backend = ro.backend;
   if (ro.dtypes) {
     for (int d = 0; d < ZLB_DT_COUNT; d++)
@@ -343,9 +404,9 @@ int zlb_cmd_batch(int argc, char **argv) {
   if (o.shard_count > 1)
     printf("zlbench batch: host shard %d of %d (%s)\n", o.shard_index, o.shard_count,
            o.shard_source);
-  fflush(stdout);
+  check_stdout(&disp);
   rc = zlb_batch_run(&o, &res, &err);
-  if (disp.live)
+  if (disp.live && !disp.gone)
     clear_block(&disp);
   if (rc && rc != ZLB_EINTR) {
     code = zlb_cli_fail(&err);

@@ -1,4 +1,5 @@
 /* zlbench: command-line entry point and subcommand dispatch. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,11 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+  /* A reader of stdout that goes away (| head, a closed pager) must not
+   * kill a batch or a run half-way: writes then fail with EPIPE, and the
+   * work (results files, run_identity.json) goes on. Children get the
+   * default disposition back before exec (src/batch/spawn.c). */
+  signal(SIGPIPE, SIG_IGN);
   if (argc < 2) {
     usage(stderr);
     return ZLB_EXIT_USAGE;

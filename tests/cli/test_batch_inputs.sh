@@ -79,4 +79,22 @@ expect_rc 0 B --ops good_copy,good_scale --out "$TMP/plain" \
   --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
 grep -q $'\033\[' "$TMP/out" && fail "escape codes without a terminal"
 [ "$(grep -c '^\[ *[0-9]*/2\] device' "$TMP/out")" = 2 ] || fail "not one line per operator"
+# A malformed shape or deny file is one error naming file and line, exit
+# 2, before any child runs (not a usage_error in every operator's child).
+printf 'test:\n  shapes:\n    - [4096\n' >"$TMP/bad.yaml"
+expect_rc 2 B --ops good_copy,good_scale --shape-file "$TMP/bad.yaml" --out "$TMP/o3"
+expect_in "$TMP/err" "bad.yaml:3:"
+[ -e "$TMP/o3/ops" ] && fail "operators ran despite a malformed shape file"
+printf 'test:\n  shapes:\n    - [a, 64]\n' >"$TMP/bad2.yaml"
+expect_rc 2 B --ops good_copy --shape-file "$TMP/bad2.yaml" --out "$TMP/o4"
+expect_in "$TMP/err" "bad2.yaml:3:"
+[ -e "$TMP/o4/ops" ] && fail "operators ran despite a bad shape"
+printf 'denied: [good_copy\n' >"$TMP/deny.yaml"
+expect_rc 2 B --ops good_copy --deny-file "$TMP/deny.yaml" --out "$TMP/o5" \
+  --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+expect_in "$TMP/err" "deny.yaml:"
+[ -e "$TMP/o5/ops" ] && fail "operators ran despite a malformed deny file"
+# A device given twice is named.
+expect_rc 2 B --ops good_copy --devices 0,0 --out "$TMP/o6"
+expect_in "$TMP/err" "--devices: device 0 given twice"
 echo "ok: batch input errors and display"

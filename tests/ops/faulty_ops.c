@@ -76,6 +76,16 @@ static int init_common(zlb_env_t *env, zlb_case_t *c, const char *name) {
       exit(ZLB_EXIT_OUTPUT);
     }
   }
+  /* While $ZL_TEST_STATE_DIR/hold_<op> exists, the operator's child waits
+   * (until it is signalled): a deterministic "still running" for tests
+   * that interrupt a batch during one operator. */
+  {
+    const char *dir = getenv("ZL_TEST_STATE_DIR");
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/hold_%s", dir ? dir : ".", name);
+    while (dir && access(path, F_OK) == 0)
+      pause();
+  }
   n = zlb_test_copy_case(c, "test", ZLB_CHECK_CLOSE);
   c->flops = m == M_SCALE ? (double)n : 0.0;
   return 0;
