@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "zlbench/error.h"
 
@@ -150,15 +151,55 @@ uint64_t zlb_fnv1a64_add(uint64_t h, const void *data, size_t len);
 
 /** mkdir -p; 0 or a ZLB error naming the path. */
 int zlb_mkdirs(const char *path, zlb_error_t *err);
-/** Read a whole file; `*out` is malloc'ed and NUL-terminated. */
+/* Size limits of what zlbench reads (docs/formats.md, "Input files"). */
+#define ZLB_READ_MAX ((size_t)64 << 20)      /* logs, CSV, anything else */
+#define ZLB_READ_MAX_JSON ((size_t)16 << 20) /* results, identities, caches */
+#define ZLB_READ_MAX_YAML ((size_t)16 << 20) /* shapes, inventories, deny lists */
+/**
+ * Open `path` for reading and check, on the open descriptor, that it is a
+ * regular file (a symbolic link counts as what it points at). Opened with
+ * O_NONBLOCK, so a FIFO is refused at once instead of waiting for a
+ * writer. Returns the descriptor (close-on-exec), or a negative ZLB error:
+ * ZLB_ENOTFOUND when missing, ZLB_EINVAL ("'P': is a FIFO, not a regular
+ * file") for a directory, device, FIFO or socket and for a path that
+ * cannot be opened as given (permission, too long), ZLB_EIO otherwise.
+ */
+int zlb_open_regular(const char *path, zlb_error_t *err);
+/** zlb_open_regular as a stdio stream ("rb"); NULL and `err` set on error. */
+FILE *zlb_fopen_regular(const char *path, zlb_error_t *err);
+/**
+ * Read a whole regular file (see zlb_open_regular) of at most `max` bytes;
+ * `*out` is malloc'ed and NUL-terminated. At most max + 1 bytes are ever
+ * read, so memory stays bounded whatever the file is: a larger one is
+ * ZLB_EINVAL "'P': larger than 16 MiB (the limit for WHAT)" (`what` may be
+ * NULL: "an input file").
+ */
+int zlb_read_file_max(const char *path, size_t max, const char *what, char **out, size_t *len,
+                      zlb_error_t *err);
+/** zlb_read_file_max with ZLB_READ_MAX (64 MiB). */
 int zlb_read_file(const char *path, char **out, size_t *len, zlb_error_t *err);
 /**
  * Write `len` bytes to `path` atomically: write a temporary file in the
  * same folder, fsync it, rename over `path`. Readers see the old or the
  * new content, never a torn file, even if the process dies mid-write.
+ * For files in zlbench's own folders: a symbolic link at `path` is
+ * replaced, never written through; a directory, FIFO, device or socket
+ * there is refused (ZLB_EIO), never renamed over.
  */
 int zlb_write_file_atomic(const char *path, const void *data, size_t len,
                           zlb_error_t *err);
+/**
+ * Write `len` bytes to a file the user named (--out FILE, --json FILE) the
+ * way a shell redirection would, without destroying what is there: a
+ * regular file is replaced atomically as above; a symbolic link to a
+ * regular file has its final target replaced (the temporary file in the
+ * target's folder), so the link stays a link; a FIFO or a character device
+ * (/dev/stdout, a terminal, /dev/null) is opened and written, never
+ * replaced (a FIFO with no reader is an error, not a wait); a directory,
+ * socket or block device is refused. Errors are ZLB_EIO; every write and
+ * the close are checked.
+ */
+int zlb_write_user_file(const char *path, const void *data, size_t len, zlb_error_t *err);
 /** 1 when `path` exists (any type). */
 int zlb_path_exists(const char *path);
 /** 1 when `path` is a directory. */

@@ -906,7 +906,7 @@ int zlb_yaml_load_file(const char *path, zlb_yaml_doc_t *doc,
   doc->root = NULL;
   doc->arena = NULL;
   doc->filename[0] = '\0';
-  if ((rc = zlb_read_file(path, &text, &len, err)))
+  if ((rc = zlb_read_file_max(path, ZLB_READ_MAX_YAML, "a YAML file", &text, &len, err)))
     goto out;
   rc = zlb_yaml_parse(text, len, path, doc, err);
 out:

@@ -21,7 +21,7 @@ static void read_capped(const char *dir, const char *name, size_t max, zlb_strbu
   char buf[4096];
   size_t n;
   zlb_path_join(&p, dir, name);
-  f = fopen(p.buf, "rb");
+  f = zlb_fopen_regular(p.buf, NULL);
   while (f && out->len < max && (n = fread(buf, 1, sizeof(buf), f)) > 0)
     zlb_strbuf_add(out, buf, n);
   if (f)

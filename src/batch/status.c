@@ -195,7 +195,7 @@ int zlb__read_capped(const char *path, size_t max_bytes, char **out, size_t *len
   if ((size_t)st.st_size > max_bytes)
     return zlb_error_set(err, ZLB_EPARSE, "'%s' is %lld bytes, more than the %zu allowed", path,
                          (long long)st.st_size, max_bytes);
-  if ((rc = zlb_read_file(path, out, &n, err)))
+  if ((rc = zlb_read_file_max(path, max_bytes, NULL, out, &n, err)))
     return rc;
   /* It may have grown since stat(). */
   if (n > max_bytes || memchr(*out, '\0', n)) {

@@ -95,7 +95,7 @@ static int read_ops_file(const char *path, zlb_strvec_t *ops) {
   char *text = NULL;
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_strvec_t lines = ZLB_STRVEC_INIT;
-  if (zlb_read_file(path, &text, NULL, &err))
+  if (zlb_read_file_max(path, ZLB_READ_MAX_YAML, "an --ops-file", &text, NULL, &err))
     return zlb_cli_fail(&err);
   zlb_strvec_split(&lines, text, '\n');
   for (size_t i = 0; i < lines.n; i++) {

@@ -109,7 +109,7 @@ int zlb_cmd_compare(int argc, char **argv) {
            (!strcmp(o.color, "auto") && isatty(STDOUT_FILENO) && !getenv("NO_COLOR")));
   zlb_cmp_format(&c, fmt, args.v[0], args.v[1], color, &text);
   if (out) {
-    if (zlb_write_file_atomic(out, text.buf, text.len, &err)) {
+    if (zlb_write_user_file(out, text.buf, text.len, &err)) {
       zlb_cli_errorf("compare: %s", err.msg);
       rc = ZLB_EXIT_OUTPUT;
       goto out;

@@ -142,7 +142,7 @@ static void ident_read(const char *results_path, ident_t *id) {
   if (slash)
     zlb_strbuf_add(&p, results_path, (size_t)(slash - results_path + 1));
   zlb_strbuf_addstr(&p, "run_identity.json");
-  if (zlb_read_file(p.buf, &text, &len, &err) == 0 &&
+  if (zlb_read_file_max(p.buf, ZLB_READ_MAX_JSON, "a JSON file", &text, &len, &err) == 0 &&
       zlb_json_parse(text, len, p.buf, &root, &err) == 0 && root->kind == ZLB_JSON_OBJECT) {
     const zlb_json_t *t = zlb_json_get(root, "tool"), *op = zlb_json_get(root, "operator"),
                      *dev = zlb_json_get(root, "device");
@@ -173,7 +173,7 @@ static int run_digest(const char *source, const ident_t *id, zlb_strbuf_t *dig,
                       zlb_error_t *err) {
   char *text = NULL;
   size_t len = 0;
-  if (zlb_read_file(source, &text, &len, err) != 0)
+  if (zlb_read_file_max(source, ZLB_READ_MAX_JSON, "a JSON file", &text, &len, err) != 0)
     return -1;
   zlb_strbuf_addf(dig, "%016llx:%s:%s",
                   (unsigned long long)zlb_fnv1a64_add(ZLB_FNV1A64_BASIS, text, len), id->started,

@@ -141,7 +141,7 @@ int zlb_cmd_k8s(int argc, char **argv) {
     }
     zlb_strbuf_addstr(&tpl_path, "/../examples/k8s/indexed-job.yaml");
   }
-  if (zlb_read_file(tpl_path.buf, &text, NULL, &err)) {
+  if (zlb_read_file_max(tpl_path.buf, ZLB_READ_MAX_YAML, "a YAML file", &text, NULL, &err)) {
     code = zlb_cli_fail(&err);
     goto out;
   }

@@ -33,19 +33,16 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
         f);
 }
 
-/* Read DIR/NAME when it exists, capped; NULL when absent or too big. */
+/* Read DIR/NAME when it exists, capped; NULL when absent, too big or not a
+ * regular file (a warning says which). */
 static char *side_file(const char *dir, const char *name) {
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   zlb_error_t err = ZLB_ERROR_INIT;
   char *text = NULL;
-  size_t len = 0;
   zlb_path_join(&p, dir, name);
-  if (zlb_path_exists(p.buf) && zlb_read_file(p.buf, &text, &len, &err) == 0 &&
-      len > SIDE_MAX) {
-    zlb_cli_warnf("report: '%s' is larger than %u bytes: left out", p.buf, SIDE_MAX);
-    free(text);
-    text = NULL;
-  }
+  if (zlb_read_file_max(p.buf, SIDE_MAX, "a report's side file", &text, NULL, &err) != 0 &&
+      err.code != ZLB_ENOTFOUND)
+    zlb_cli_warnf("report: %s: left out", err.msg);
   zlb_strbuf_release(&p);
   return text;
 }
@@ -134,7 +131,7 @@ int zlb_cmd_report(int argc, char **argv) {
     zlb_strbuf_addstr(&path, out);
   else
     zlb_path_join(&path, args.v[0], "report.html");
-  if (zlb_write_file_atomic(path.buf, html.buf, html.len, &err)) {
+  if ((out ? zlb_write_user_file : zlb_write_file_atomic)(path.buf, html.buf, html.len, &err)) {
     zlb_cli_errorf("report: %s", err.msg);
     rc = ZLB_EXIT_OUTPUT;
     goto out;

@@ -305,7 +305,7 @@ static int read_config(const char *dir, long *shards, char *mode, size_t len) {
   char *text = NULL, m[16] = "";
   int rc = 0;
   zlb_path_join(&p, dir, "slurm/config");
-  if (zlb_read_file(p.buf, &text, NULL, &err)) {
+  if (zlb_read_file_max(p.buf, 4096, "slurm/config", &text, NULL, &err)) {
     zlb_cli_errorf("slurm: %s: run 'zlbench slurm --out %s --shards N ...' first", err.msg, dir);
     rc = -1;
   } else if (sscanf(text, "shards %ld\nmode %15s", shards, m) != 2 || *shards < 1 ||

@@ -86,7 +86,15 @@ int zlb_cmd_summary(int argc, char **argv) {
     zlb_strbuf_addstr(&path, out);
   else
     zlb_path_join(&path, dir, "summary.csv");
-  if (zlb_summary_write_csv(&s, path.buf, &err) != 0) {
+  if (out) {
+    zlb_strbuf_t csv = ZLB_STRBUF_INIT;
+    zlb_summary_format_csv(&s, &csv);
+    rc = zlb_write_user_file(out, csv.buf, csv.len, &err);
+    zlb_strbuf_release(&csv);
+  } else {
+    rc = zlb_summary_write_csv(&s, path.buf, &err);
+  }
+  if (rc != 0) {
     zlb_cli_errorf("summary: %s", err.msg);
     rc = ZLB_EXIT_OUTPUT;
     goto out;

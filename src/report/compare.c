@@ -286,7 +286,7 @@ static int load_file(zlb_res_set_t *s, const char *full, const char *shown, zlb_
   zlb_strbuf_setlen(&id, slash ? (size_t)(slash - id.buf + 1) : 0);
   zlb_strbuf_addstr(&id, "run_identity.json");
   if (zlb_path_exists(id.buf)) {
-    if ((rc = zlb_read_file(id.buf, &text, &len, err)))
+    if ((rc = zlb_read_file_max(id.buf, ZLB_READ_MAX_JSON, "a JSON file", &text, &len, err)))
       goto out;
     rc = zlb_caliber_parse(text, len, id.buf, &cal, err);
     free(text);
@@ -295,7 +295,7 @@ static int load_file(zlb_res_set_t *s, const char *full, const char *shown, zlb_
       goto out;
     have_cal = 1;
   }
-  if ((rc = zlb_read_file(full, &text, &len, err)))
+  if ((rc = zlb_read_file_max(full, ZLB_READ_MAX_JSON, "a JSON file", &text, &len, err)))
     goto out;
   rc = zlb_res_parse(s, text, len, shown, have_cal ? &cal : NULL, err);
 out:

@@ -417,7 +417,7 @@ static void stderr_tail(zlb_strbuf_t *o, const char *dir, const char *op) {
     }
     zlb_strbuf_addf(&p, "/%s/stderr.log", name);
   }
-  f = fopen(p.buf, "rb");
+  f = zlb_fopen_regular(p.buf, NULL);
   zlb_strbuf_release(&p);
   if (!f)
     return;

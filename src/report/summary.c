@@ -246,7 +246,7 @@ int zlb_summary_scan_dir(zlb_summary_t *s, const char *dir, zlb_error_t *err) {
     char *text = NULL;
     zlb_strbuf_reset(&full);
     zlb_path_join(&full, dir, logs.v[i]);
-    rc = zlb_read_file(full.buf, &text, NULL, err);
+    rc = zlb_read_file_max(full.buf, ZLB_READ_MAX, "a log", &text, NULL, err);
     if (rc == ZLB_ENOTFOUND) {
       /* removed since we listed the folder (a batch still running) */
       zlb_error_clear(err);

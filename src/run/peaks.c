@@ -69,7 +69,7 @@ static int load_cache(const char *path, const char *backend, const zlb_device_in
   zlb__peaks_t got = *p;
   const zlb_json_t *t;
   int rc;
-  if ((rc = zlb_read_file(path, &text, &len, err)))
+  if ((rc = zlb_read_file_max(path, ZLB_READ_MAX_JSON, "a JSON file", &text, &len, err)))
     goto out;
   if ((rc = zlb_json_parse(text, len, path, &j, err)))
     goto out;

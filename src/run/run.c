@@ -323,7 +323,7 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
     rc = zlb_write_file_atomic(rp.buf, r.json.out.buf, r.json.out.len, err);
     zlb_strbuf_release(&rp);
     if (!rc && o->json_path)
-      rc = zlb_write_file_atomic(o->json_path, r.json.out.buf, r.json.out.len, err);
+      rc = zlb_write_user_file(o->json_path, r.json.out.buf, r.json.out.len, err);
   }
   if (!rc && stop.code) {
     *err = stop;
