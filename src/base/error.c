@@ -52,12 +52,40 @@ void zlb_error_clear(zlb_error_t *e) {
   e->msg[0] = '\0';
 }
 
+/* Bytes kept from the end of a message too long for `msg`: the cause
+ * (an strerror text, the fix) comes last, after the paths. */
+#define KEEP_TAIL 256
+
+/* Store `s` into e->msg; a message that does not fit loses its middle,
+ * marked "...", so both its subject and its cause survive a long path.
+ * Cuts fall on UTF-8 character boundaries. */
+static void store(zlb_error_t *e, const char *s) {
+  size_t n = strlen(s), cap = sizeof(e->msg) - 1, head, tail;
+  if (n <= cap) {
+    memcpy(e->msg, s, n + 1);
+    return;
+  }
+  tail = n - KEEP_TAIL;
+  while (tail < n && ((unsigned char)s[tail] & 0xC0) == 0x80)
+    tail++;
+  head = cap - 3 - (n - tail);
+  while (head > 0 && ((unsigned char)s[head] & 0xC0) == 0x80)
+    head--;
+  memcpy(e->msg, s, head);
+  memcpy(e->msg + head, "...", 3);
+  memcpy(e->msg + head + 3, s + tail, n - tail + 1);
+}
+
 static void vset(zlb_error_t *e, int code, const char *fmt, va_list ap) {
+  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
   e->code = code;
-  if (fmt)
-    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-  else
+  if (!fmt) {
     zlb_strlcpy(e->msg, zlb_strerror(code), sizeof(e->msg));
+    return;
+  }
+  zlb_strbuf_vaddf(&sb, fmt, ap);
+  store(e, sb.buf);
+  zlb_strbuf_release(&sb);
 }
 
 int zlb_error_set(zlb_error_t *e, int code, const char *fmt, ...) {
@@ -96,7 +124,7 @@ int zlb_error_prefix(zlb_error_t *e, const char *fmt, ...) {
   va_end(ap);
   zlb_strbuf_addstr(&sb, ": ");
   zlb_strbuf_addstr(&sb, e->msg);
-  zlb_strlcpy(e->msg, sb.buf, sizeof(e->msg));
+  store(e, sb.buf);
   zlb_strbuf_release(&sb);
   return e->code;
 }
