@@ -12,7 +12,9 @@
  * below it whose name `want` accepts, in directory order. Folders named
  * "attempts" (a batch's superseded attempts) are not entered. With `max`
  * non-zero, one file more is ZLB_EPARSE ("more than MAX WHAT under
- * 'ROOT'"); an unreadable folder is ZLB_EIO.
+ * 'ROOT'"); an unreadable folder is ZLB_EIO, and so is an entry that
+ * cannot be examined for any reason but its removal meanwhile (a path
+ * longer than PATH_MAX, no permission): it is reported, never skipped.
  */
 int zlb__collect_files(const char *root, int (*want)(const char *name), size_t max,
                        const char *what, zlb_strvec_t *out, zlb_error_t *err);

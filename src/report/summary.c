@@ -205,8 +205,14 @@ static int collect(const char *root, const char *rel, int (*want)(const char *na
       zlb_strbuf_addstr(&child, de->d_name);
     zlb_strbuf_reset(&full);
     zlb_path_join(&full, root, child.buf);
-    if (lstat(full.buf, &st) != 0)
-      continue; /* vanished while we read the folder */
+    if (lstat(full.buf, &st) != 0) {
+      if (errno == ENOENT)
+        continue; /* vanished while we read the folder */
+      /* Anything else (a path longer than PATH_MAX, no permission, a
+       * loop) hides what is there: say so rather than skip it. */
+      rc = zlb_error_set(err, ZLB_EIO, "cannot examine '%s': %s", full.buf, strerror(errno));
+      break;
+    }
     if (S_ISDIR(st.st_mode)) {
       /* attempts/ holds superseded attempts of a batch */
       if (strcmp(de->d_name, "attempts") != 0)
