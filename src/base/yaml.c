@@ -692,9 +692,10 @@ static int describe(builder_t *b, const yaml_parser_t *yp) {
       return fail(p, pl, "a node can have only one anchor");
     {
       const char *s = mark_ptr(p, pm);
-      size_t n = s ? strcspn(s, " \t\r\n,[]{}#") : 0;
-      if (s && n > (size_t)(p->text + p->len - s))
-        n = (size_t)(p->text + p->len - s);
+      /* Within the `len` bytes: the text need not end in a NUL. */
+      size_t n = 0, max = s ? (size_t)(p->text + p->len - s) : 0;
+      while (n < max && !strchr(" \t\r\n,[]{}#", s[n]))
+        n++;
       return fail(p, pl, "unexpected text '%.*s' after the value",
                   (int)(n > 40 ? 40 : n), s ? s : "");
     }

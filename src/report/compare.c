@@ -369,7 +369,8 @@ static double *values(const zlb_res_row_t *r, zlb_cmp_impl_t impl, size_t *n, do
   double *v = zlb_xmalloc((r->nsamples[w] ? r->nsamples[w] : 1) * sizeof(*v));
   double scale = 1;
   *n = r->nsamples[w];
-  memcpy(v, r->samples[w], *n * sizeof(*v));
+  if (*n) /* a row without "samples" has none: NULL, not to memcpy */
+    memcpy(v, r->samples[w], *n * sizeof(*v));
   *ms = *n ? zlb_median(v, *n) : NAN;
   if (impl == ZLB_CMP_SPEEDUP) {
     double mb = r->nsamples[0] ? zlb_median(r->samples[0], r->nsamples[0]) : NAN;
