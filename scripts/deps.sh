@@ -9,7 +9,9 @@
 #                           chromium (the HTML report's browser test), Slurm
 #                           (slurm-wlm, munge: the Slurm test starts a
 #                           one-node cluster) and HIP's header
-#                           (libamdhip64-dev: the ROCm declarations check)
+#                           (libamdhip64-dev: the ROCm declarations check),
+#                           clang with libFuzzer's runtime (clang,
+#                           libclang-rt-dev: the fuzz targets, tests/fuzz)
 set -u
 need=""
 want=""
@@ -34,6 +36,13 @@ if [ "${1:-build}" = test ]; then
   # library.
   have_header hip/hip_runtime_api.h || want="$want libamdhip64-dev"
   have_cmd chromium || have_cmd chromium-browser || have_cmd google-chrome || want="$want chromium"
+  # clang and libFuzzer's runtime (tests/fuzz): linking a target is the test.
+  have_cmd clang || want="$want clang"
+  if fz=$(mktemp -d 2>/dev/null); then
+    echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n > 9; }' >"$fz/p.c"
+    clang -fsanitize=fuzzer "$fz/p.c" -o "$fz/p" >/dev/null 2>&1 || want="$want libclang-rt-dev"
+    rm -rf "$fz"
+  fi
 fi
 # Noninteractive: slurm-wlm and munge ask nothing, and start no service
 # where there is no init system (the Slurm test starts its own daemons).
@@ -48,7 +57,7 @@ can_sudo() { have_cmd sudo && have_cmd apt-get && sudo -n true 2>/dev/null; }
 if [ -n "$want" ]; then
   if can_root; then pre=""; elif can_sudo; then pre="sudo"; else pre="none"; fi
   if [ "$pre" = none ]; then
-    echo "zlbench: the Python, Slurm or HIP header tests will skip without:$want (install with: sudo sh -c '$(install_cmd "$want")')" >&2
+    echo "zlbench: the Python, Slurm, HIP header or fuzz tests will skip without:$want (install with: sudo sh -c '$(install_cmd "$want")')" >&2
   else
     echo "zlbench: installing wanted packages:$want"
     $pre apt-get update >/dev/null 2>&1 || true
