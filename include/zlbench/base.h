@@ -57,6 +57,23 @@ void zlb_strbuf_add_utf8(zlb_strbuf_t *sb, uint32_t cp);
 void zlb_strbuf_add_json_escaped(zlb_strbuf_t *sb, const char *s);
 /** Append `s` as one CSV field (quoted when it holds , " or newline). */
 void zlb_strbuf_add_csv(zlb_strbuf_t *sb, const char *s);
+/*
+ * Append `s` for a terminal or a text report: bytes below 0x20 and 0x7f,
+ * the C1 controls, the bidirectional overrides and bytes that are not
+ * valid UTF-8 become \xNN (newline, carriage return and tab \n, \r,
+ * \t), so a string from an untrusted file cannot move the cursor, set a
+ * window title or forge a line.
+ */
+void zlb_strbuf_add_printable(zlb_strbuf_t *sb, const char *s);
+/** `s` (NULL: "") made printable in `tmp` (reset first); returns tmp->buf. */
+const char *zlb_printable(zlb_strbuf_t *tmp, const char *s);
+/*
+ * Append `s` as one CSV text field, as zlb_strbuf_add_csv, except that a
+ * field a spreadsheet would take for a formula (starting with =, +, -, @,
+ * tab or carriage return, and not a number: -3.5 stays as it is) is
+ * prefixed with ' and quoted.
+ */
+void zlb_strbuf_add_csv_text(zlb_strbuf_t *sb, const char *s);
 
 /* ---- string list ---------------------------------------------------- */
 

@@ -200,6 +200,97 @@ void zlb_strbuf_add_csv(zlb_strbuf_t *sb, const char *s) {
   zlb_strbuf_addch(sb, '"');
 }
 
+/* Length of the valid UTF-8 sequence at `s` (2 to 4 bytes), 0 when it is
+ * not one: overlong forms, surrogates and code points past U+10FFFF are
+ * not. */
+static size_t utf8_seq(const unsigned char *s, uint32_t *cp) {
+  size_t n, i;
+  unsigned char lo = 0x80, hi = 0xbf;
+  if (s[0] >= 0xc2 && s[0] <= 0xdf)
+    n = 2;
+  else if (s[0] >= 0xe0 && s[0] <= 0xef)
+    n = 3;
+  else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+    n = 4;
+  else
+    return 0;
+  if (s[0] == 0xe0)
+    lo = 0xa0;
+  else if (s[0] == 0xed)
+    hi = 0x9f;
+  else if (s[0] == 0xf0)
+    lo = 0x90;
+  else if (s[0] == 0xf4)
+    hi = 0x8f;
+  if (s[1] < lo || s[1] > hi)
+    return 0;
+  *cp = s[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+  for (i = 1; i < n; i++) {
+    if (i > 1 && (s[i] < 0x80 || s[i] > 0xbf))
+      return 0;
+    *cp = (*cp << 6) | (s[i] & 0x3f);
+  }
+  return n;
+}
+
+void zlb_strbuf_add_printable(zlb_strbuf_t *sb, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    uint32_t cp = 0;
+    size_t n;
+    if (*p >= 0x20 && *p < 0x7f) {
+      zlb_strbuf_addch(sb, *p++);
+      continue;
+    }
+    if (*p == '\n' || *p == '\r' || *p == '\t') {
+      zlb_strbuf_addstr(sb, *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : "\\t");
+      p++;
+      continue;
+    }
+    n = *p >= 0x80 ? utf8_seq(p, &cp) : 0;
+    /* C1 controls (CSI, OSC as one code point) and the bidirectional
+     * overrides and isolates, which reorder what follows them. */
+    if (n && !(cp >= 0x80 && cp <= 0x9f) && !(cp >= 0x202a && cp <= 0x202e) &&
+        !(cp >= 0x2066 && cp <= 0x2069)) {
+      zlb_strbuf_add(sb, p, n);
+      p += n;
+      continue;
+    }
+    for (size_t i = 0; i < (n ? n : 1); i++)
+      zlb_strbuf_addf(sb, "\\x%02x", p[i]);
+    p += n ? n : 1;
+  }
+}
+
+const char *zlb_printable(zlb_strbuf_t *tmp, const char *s) {
+  zlb_strbuf_reset(tmp);
+  zlb_strbuf_add_printable(tmp, s ? s : "");
+  return tmp->buf;
+}
+
+/* A text cell that a spreadsheet would take for a formula: it starts with
+ * =, +, -, @, a tab or a carriage return and is not a number. */
+static int csv_formula(const char *s) {
+  double v;
+  if (!strchr("=+-@\t\r", *s) || !*s)
+    return 0;
+  return zlb_parse_double(s, &v) != 0;
+}
+
+void zlb_strbuf_add_csv_text(zlb_strbuf_t *sb, const char *s) {
+  if (!csv_formula(s)) {
+    zlb_strbuf_add_csv(sb, s);
+    return;
+  }
+  zlb_strbuf_addstr(sb, "\"'");
+  for (; *s; s++) {
+    if (*s == '"')
+      zlb_strbuf_addch(sb, '"');
+    zlb_strbuf_addch(sb, *s);
+  }
+  zlb_strbuf_addch(sb, '"');
+}
+
 void zlb_strvec_push(zlb_strvec_t *sv, const char *s) {
   if (sv->n + 1 >= sv->alloc) {
     sv->alloc = sv->alloc ? sv->alloc * 2 : 8;
