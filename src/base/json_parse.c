@@ -39,6 +39,8 @@ typedef struct scan {
   char *copy;       /* what cJSON reads: `text` with numbers as 0 */
   double *nums;     /* every number, in document order */
   size_t nnums, cap;
+  int *keypos;      /* line and column of every object key, in document order */
+  size_t nkeys, kcap;
 } scan_t;
 
 static int fail_at(scan_t *p, int line, int col, const char *fmt, ...)
@@ -291,6 +293,14 @@ static int scan_object(scan_t *p) {
       return fail_at(p, line, col, "unterminated object: missing closing '}'");
     if (*p->cur != '"')
       return fail_char(p, "a string key");
+    /* Where the key is, for a duplicate found once cJSON decoded it. */
+    if (p->nkeys == p->kcap) {
+      p->kcap = p->kcap ? p->kcap * 2 : 16;
+      p->keypos = zlb_xrealloc(p->keypos, p->kcap * 2 * sizeof(*p->keypos));
+    }
+    p->keypos[2 * p->nkeys] = p->line;
+    p->keypos[2 * p->nkeys + 1] = col_of(p, p->cur);
+    p->nkeys++;
     if ((rc = scan_string(p)))
       return rc;
     skip_ws(p);
@@ -376,8 +386,52 @@ static int scan_value(scan_t *p) {
                  "Infinity)");
 }
 
-/* cJSON's tree into ours, numbers from the scan in the same order. */
-static zlb_json_t *convert(const cJSON *c, const scan_t *p, size_t *next) {
+/* A key of an object and its place among all keys of the document. */
+typedef struct {
+  const char *key;
+  size_t at;
+} keyref_t;
+
+static int keyref_cmp(const void *x, const void *y) {
+  const keyref_t *a = x, *b = y;
+  int c = strcmp(a->key, b->key);
+  return c ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+/* The index of the first key of object `v` that repeats an earlier key
+ * (that one's index in *earlier), or (size_t)-1. */
+static size_t first_duplicate(const zlb_json_t *v, size_t *earlier) {
+  size_t best = (size_t)-1;
+  if (v->n < 2)
+    return best;
+  if (v->n <= 16) {
+    for (size_t i = 1; i < v->n && best == (size_t)-1; i++)
+      for (size_t j = 0; j < i; j++)
+        if (!strcmp(v->keys[i], v->keys[j])) {
+          best = i;
+          *earlier = j;
+          break;
+        }
+  } else { /* sorted, so that a large object costs n log n */
+    keyref_t *k = zlb_xmalloc(v->n * sizeof(*k));
+    for (size_t i = 0; i < v->n; i++)
+      k[i] = (keyref_t){v->keys[i], i};
+    qsort(k, v->n, sizeof(*k), keyref_cmp);
+    for (size_t i = 1; i < v->n; i++)
+      if (!strcmp(k[i].key, k[i - 1].key) && (best == (size_t)-1 || k[i].at < best)) {
+        best = k[i].at;
+        *earlier = k[i - 1].at;
+      }
+    free(k);
+  }
+  return best;
+}
+
+/* cJSON's tree into ours, numbers from the scan in the same order; the
+ * first duplicate key found goes into *dup and *dup_earlier (positions
+ * among the document's keys, in the scan's order). */
+static zlb_json_t *convert(const cJSON *c, const scan_t *p, size_t *next, size_t *nextkey,
+                           size_t *dup, size_t *dup_earlier, zlb_strbuf_t *dup_name) {
   zlb_json_t *v = zlb_xcalloc(1, sizeof(*v));
   const cJSON *e;
   size_t i = 0;
@@ -407,10 +461,25 @@ static zlb_json_t *convert(const cJSON *c, const scan_t *p, size_t *next) {
     v->items = zlb_xcalloc(v->n, sizeof(*v->items));
     if (v->kind == ZLB_JSON_OBJECT)
       v->keys = zlb_xcalloc(v->n, sizeof(*v->keys));
-    for (e = c->child; e; e = e->next, i++) {
-      if (v->keys)
-        v->keys[i] = zlb_xstrdup(e->string);
-      v->items[i] = convert(e, p, next);
+    {
+      size_t *kat = v->keys ? zlb_xmalloc(v->n * sizeof(*kat)) : NULL, earlier = 0, at;
+      for (e = c->child; e; e = e->next, i++) {
+        if (kat) {
+          v->keys[i] = zlb_xstrdup(e->string);
+          kat[i] = (*nextkey)++;
+        }
+        v->items[i] = convert(e, p, next, nextkey, dup, dup_earlier, dup_name);
+      }
+      /* The earliest duplicate in the document (inner objects come first
+       * here). */
+      if (kat && (at = first_duplicate(v, &earlier)) != (size_t)-1 &&
+          (*dup == (size_t)-1 || kat[at] < *dup)) {
+        *dup = kat[at];
+        *dup_earlier = kat[earlier];
+        zlb_strbuf_reset(dup_name);
+        zlb_strbuf_add_printable(dup_name, v->keys[at]);
+      }
+      free(kat);
     }
     break;
   default:
@@ -423,7 +492,8 @@ int zlb_json_parse(const char *text, size_t len, const char *what,
                    zlb_json_t **out, zlb_error_t *err) {
   scan_t p;
   cJSON *cj = NULL;
-  size_t next = 0;
+  size_t next = 0, nextkey = 0, dup = (size_t)-1, dup_earlier = 0;
+  zlb_strbuf_t dup_name = ZLB_STRBUF_INIT;
   int rc;
   *out = NULL;
   memset(&p, 0, sizeof(p));
@@ -459,7 +529,17 @@ int zlb_json_parse(const char *text, size_t len, const char *what,
                        "%s: out of memory building the json tree", p.what);
     goto out;
   }
-  *out = convert(cj, &p, &next);
+  *out = convert(cj, &p, &next, &nextkey, &dup, &dup_earlier, &dup_name);
+  if (dup != (size_t)-1 && dup < p.nkeys && dup_earlier < p.nkeys) {
+    /* Readers take one value per key: which of two would be a guess (the
+     * YAML reader refuses duplicates too). */
+    zlb_json_free(*out);
+    *out = NULL;
+    rc = fail_at(&p, p.keypos[2 * dup], p.keypos[2 * dup + 1],
+                 "duplicate key '%.80s' (first on line %d)", dup_name.buf,
+                 p.keypos[2 * dup_earlier]);
+    goto out;
+  }
   if (next != p.nnums) { /* the scan and cJSON disagree: a bug of ours */
     zlb_json_free(*out);
     *out = NULL;
@@ -472,6 +552,8 @@ out:
   cJSON_Delete(cj);
   free(p.copy);
   free(p.nums);
+  free(p.keypos);
+  zlb_strbuf_release(&dup_name);
   return rc;
 }
 
@@ -495,7 +577,7 @@ const zlb_json_t *zlb_json_get(const zlb_json_t *obj, const char *key) {
   size_t i;
   if (!obj || obj->kind != ZLB_JSON_OBJECT || !key)
     return NULL;
-  for (i = obj->n; i-- > 0;) /* from the end: the last duplicate wins */
+  for (i = 0; i < obj->n; i++) /* the parser refuses duplicate keys */
     if (obj->keys[i] && !strcmp(obj->keys[i], key))
       return obj->items[i];
   return NULL;
