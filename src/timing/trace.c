@@ -10,6 +10,11 @@
 #include "timing_int.h"
 #include "zlbench/base.h"
 
+/* A kernel that starts this long before the traced interval began is
+ * another interval's (or another client's): the tracer's device-to-host
+ * clock conversion is good to microseconds. */
+#define TRACE_SLACK_NS 1000000ull
+
 static int flush_and_wait(zlb_backend_t *b, zlb_flush_t *f, zlb_stream_t s, zlb_error_t *err) {
   int rc = 0;
   if (f && f->buf)
@@ -19,7 +24,7 @@ static int flush_and_wait(zlb_backend_t *b, zlb_flush_t *f, zlb_stream_t s, zlb_
 
 static int trace_chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                        zlb_flush_t *flush, size_t k, zlb__samples_t *out, zlb_error_t *err) {
-  uint64_t *t0 = zlb_xcalloc(k, sizeof(*t0)), *t1 = zlb_xcalloc(k, sizeof(*t1));
+  uint64_t *t0 = zlb_xcalloc(k, sizeof(*t0)), *t1 = zlb_xcalloc(k, sizeof(*t1)), tb = 0;
   zlb_trace_span_t *sp = NULL;
   size_t nsp = 0, j = 0;
   int rc, rc2;
@@ -27,7 +32,10 @@ static int trace_chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
 
   if ((rc = b->v->trace_begin(b, err)))
     goto out;
-  for (size_t i = 0; i < k; i++) {
+  /* The interval's start: a span that starts well before it (more than
+   * the clock conversion's error) is not from this interval's calls. */
+  rc = b->v->trace_now(b, &tb, err);
+  for (size_t i = 0; !rc && i < k; i++) {
     if ((rc = flush_and_wait(b, flush, s, err)) || (rc = b->v->trace_now(b, &t0[i], err)) ||
         (rc = l->call(l->ctx, s, err)) || (rc = b->v->stream_sync(b, s, err)) ||
         (rc = b->v->trace_now(b, &t1[i], err)))
@@ -49,7 +57,7 @@ static int trace_chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
    * before it does not leave.
    */
   for (size_t i = 0; i < k; i++) {
-    uint64_t lo = i ? t1[i - 1] : 0, hi = t1[i];
+    uint64_t lo = i ? t1[i - 1] : tb > TRACE_SLACK_NS ? tb - TRACE_SLACK_NS : 0, hi = t1[i];
     double ns = 0;
     int kernels = 0;
     for (j = 0; j < nsp; j++)
@@ -68,7 +76,10 @@ static int trace_chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                          "the tracer recorded no kernel for call %zu of %zu (%zu spans in "
                          "all; the nearest starts %+lld ns from the call's launch, which "
                          "took %llu ns to synchronise); the implementation may not run "
-                         "on the device",
+                         "on the device, or another tracer client in this process (e.g. "
+                         "torch.profiler with CUPTI) took its records: use --timer graph "
+                         "(timer=\"graph\" in Python) or run the trace timer in a fresh "
+                         "process",
                          i, k, nsp, (long long)near, (unsigned long long)(t1[i] - t0[i]));
       goto out;
     }
