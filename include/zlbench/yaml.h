@@ -54,8 +54,9 @@ typedef struct zlb_yaml_doc {
 /**
  * Parse `len` bytes of `text`. `filename` is used in messages only
  * ("shapes.yaml:14: ..."). On error returns ZLB_EPARSE with `err->msg` of
- * the form "<file>:<line>: <problem>" and leaves `doc` empty. Only the
- * first document of a stream is read; tabs in indentation, unknown
+ * the form "<file>:<line>: <problem>" and leaves `doc` empty. A stream
+ * holds one document: a second ("---" after the first) is an error naming
+ * its line. Tabs in indentation, unknown
  * aliases, a key defined twice in one map and unterminated quotes or flow
  * collections are errors. `doc` is overwritten: pass one that is empty
  * (ZLB_YAML_DOC_INIT or released). Collections nest at most 64 deep; a

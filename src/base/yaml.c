@@ -736,7 +736,7 @@ static const yaml_char_t *event_tag(const yaml_event_t *ev) {
   }
 }
 
-/* One event of the first document. *done is set at its end. */
+/* One event of the (only) document. *done is set at its end. */
 static int on_event(builder_t *b, yaml_parser_t *yp, const yaml_event_t *ev,
                     int *done) {
   parser_t *p = b->p;
@@ -784,19 +784,28 @@ static int on_event(builder_t *b, yaml_parser_t *yp, const yaml_event_t *ev,
   case YAML_STREAM_END_EVENT:
     *done = 1;
     /* Without "...", anything after the top-level value is an error, not a
-     * second document (that needs "---"). */
-    if (ev->type == YAML_DOCUMENT_END_EVENT && ev->data.document_end.implicit) {
+     * second document (that needs "---"). A second document is refused
+     * too: readers take the first, and keys in the rest would be lost
+     * without a word. */
+    if (ev->type == YAML_DOCUMENT_END_EVENT) {
       yaml_event_t next;
+      int second;
       if (!yaml_parser_parse(yp, &next)) {
         yaml_mark_t pm = yp->problem_mark;
         int col = indent_of(p, pm);
-        if (strstr(yp->problem ? yp->problem : "", "document start") &&
+        if (ev->data.document_end.implicit &&
+            strstr(yp->problem ? yp->problem : "", "document start") &&
             b->root && b->root->kind != ZLB_YAML_SCALAR && col < b->root_col)
           return fail(p, line_of(pm), "bad indentation: indented %d, but the "
                       "document's top level is indented %d", col, b->root_col);
         return describe(b, yp);
       }
+      second = next.type == YAML_DOCUMENT_START_EVENT;
+      line = line_of(next.start_mark);
       yaml_event_delete(&next);
+      if (second)
+        return fail(p, line, "more than one YAML document (a second one starts "
+                    "here); put every key in the first");
     }
     break;
   default:
@@ -828,8 +837,23 @@ static int prescan(parser_t *p, int *empty) {
     s = t < end ? t + 1 : t;
   }
   if (end - s >= 3 && !memcmp(s, "...", 3) &&
-      (end - s == 3 || strchr(" \t\r\n", s[3])))
+      (end - s == 3 || strchr(" \t\r\n", s[3]))) {
+    /* Anything but blanks and comments after it is a second document. */
+    int line = 1;
+    for (const char *c = p->text; c < s; c++)
+      line += *c == '\n';
+    for (s += 3; s < end; s++) {
+      if (*s == '\n')
+        line++;
+      else if (*s == '#')
+        while (s + 1 < end && s[1] != '\n')
+          s++;
+      else if (!strchr(" \t\r", *s))
+        return fail(p, line, "more than one YAML document (a second one starts "
+                    "here); put every key in the first");
+    }
     *empty = 1;
+  }
   return 0;
 }
 

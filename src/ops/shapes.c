@@ -1,6 +1,7 @@
 /* Shape lookup: operator name, family, the family's FlagGems classes,
  * default, built-in list (docs/shapes.md), from our shape files or a
  * FlagGems core_shapes.yaml. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,20 +28,84 @@ static const char *const *flaggems_classes(const char *family) {
   return generic;
 }
 
+/* The largest extent: no tensor may hold more than 2^48 bytes (the case
+ * layer refuses it), so no extent of a runnable shape is larger. */
+#define MAX_EXTENT ((int64_t)1 << 48)
+
+/* The shape as written ("[99999999999999999999999, 64]"), cut short, for
+ * messages. */
+static void shape_text(const zlb_yaml_node_t *dims, char *buf, size_t len) {
+  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
+  if (dims->kind == ZLB_YAML_SCALAR) {
+    zlb_strbuf_addf(&sb, "%.40s", dims->scalar);
+  } else {
+    zlb_strbuf_addch(&sb, '[');
+    for (size_t i = 0; i < dims->n && sb.len < 48; i++) {
+      const zlb_yaml_node_t *d = dims->items[i];
+      const char *q = d->kind == ZLB_YAML_SCALAR && d->quoted ? "\"" : "";
+      zlb_strbuf_addf(&sb, "%s%s%.32s%s", i ? ", " : "", q,
+                      d->kind == ZLB_YAML_SCALAR ? d->scalar
+                      : d->kind == ZLB_YAML_NULL ? "~"
+                                                 : "...",
+                      q);
+    }
+    zlb_strbuf_addstr(&sb, sb.len >= 48 ? ", ...]" : "]");
+  }
+  zlb_strlcpy(buf, sb.buf, len);
+  zlb_strbuf_release(&sb);
+}
+
+/* Extent #`i` (1-based) of `dims`: a plain decimal integer in
+ * 0..MAX_EXTENT. YAML would also read true, 0x40, 0o17, 1_000 or "64" as
+ * something, and PyYAML (FlagGems) reads 064 as octal: all refused, so a
+ * shape means the same to every reader. */
+static int parse_extent(const zlb_yaml_node_t *dims, const zlb_yaml_node_t *d, size_t i,
+                        const char *file, int64_t *out, zlb_error_t *err) {
+  char shape[80];
+  const char *s = d->scalar, *digits;
+  int64_t v = 0;
+  shape_text(dims, shape, sizeof(shape));
+  if (d->kind != ZLB_YAML_SCALAR)
+    return zlb_error_set(err, ZLB_EPARSE, "%s:%d: shape %s extent #%zu is %s, not an integer",
+                         file, d->line, shape, i,
+                         d->kind == ZLB_YAML_NULL ? "empty" : "a list or map");
+  if (d->quoted)
+    return zlb_error_set(err, ZLB_EPARSE,
+                         "%s:%d: shape %s extent #%zu: '%.40s' is quoted; write extents "
+                         "as plain integers (64, not \"64\")",
+                         file, d->line, shape, i, s);
+  digits = s + (*s == '-');
+  if (!*digits || strspn(digits, "0123456789") != strlen(digits))
+    return zlb_error_set(err, ZLB_EPARSE,
+                         "%s:%d: shape %s extent #%zu: '%.40s' is not a decimal integer",
+                         file, d->line, shape, i, s);
+  if (digits[0] == '0' && digits[1])
+    return zlb_error_set(err, ZLB_EPARSE,
+                         "%s:%d: shape %s extent #%zu: '%.40s' has a leading zero (YAML 1.1 "
+                         "reads it as octal); write it without",
+                         file, d->line, shape, i, s);
+  for (const char *c = digits; *c && v <= MAX_EXTENT; c++)
+    v = v * 10 + (*c - '0');
+  if (*s == '-' || v > MAX_EXTENT)
+    return zlb_error_set(err, ZLB_EPARSE,
+                         "%s:%d: shape %s extent #%zu: %.40s is out of range (0..%lld)", file,
+                         d->line, shape, i, s, (long long)MAX_EXTENT);
+  *out = v;
+  return 0;
+}
+
 static int parse_entry(const zlb_yaml_node_t *n, const char *file, zlb_shape_t *s,
                        zlb_error_t *err) {
   const zlb_yaml_node_t *dims = n;
   size_t first_arg = 0;
   long long v;
+  uint64_t numel = 1;
+  int rc;
   memset(s, 0, sizeof(*s));
   if (n->kind == ZLB_YAML_SCALAR) {
     /* A bare number is a 1-D shape. */
-    if (zlb_yaml_scalar_long(n, &v) || v < 0)
-      return zlb_error_set(err, ZLB_EPARSE, "%s:%d: shape '%s' is not a non-negative integer",
-                           file, n->line, n->scalar);
     s->ndim = 1;
-    s->dims[0] = v;
-    return 0;
+    return parse_extent(n, n, 1, file, &s->dims[0], err);
   }
   if (n->kind != ZLB_YAML_SEQ || n->n == 0)
     return zlb_error_set(err, ZLB_EPARSE, "%s:%d: a shape must be a non-empty list",
@@ -49,18 +114,25 @@ static int parse_entry(const zlb_yaml_node_t *n, const char *file, zlb_shape_t *
     dims = n->items[0];
     first_arg = 1;
   }
+  if (dims->n == 0)
+    return zlb_error_set(err, ZLB_EPARSE, "%s:%d: shape [] has no extents", file, dims->line);
   if (dims->n > ZLB_MAX_DIMS)
     return zlb_error_set(err, ZLB_EPARSE, "%s:%d: shape has %zu dimensions (at most %d)",
                          file, dims->line, dims->n, ZLB_MAX_DIMS);
   for (size_t i = 0; i < dims->n; i++) {
-    const zlb_yaml_node_t *d = dims->items[i];
-    if (d->kind != ZLB_YAML_SCALAR || zlb_yaml_scalar_long(d, &v))
-      return zlb_error_set(err, ZLB_EPARSE, "%s:%d: shape extent %zu is not an integer",
-                           file, d->line, i);
-    if (v < 0)
-      return zlb_error_set(err, ZLB_EPARSE, "%s:%d: shape has a negative extent (%lld)",
-                           file, d->line, v);
-    s->dims[s->ndim++] = v;
+    int64_t e;
+    if ((rc = parse_extent(dims, dims->items[i], i + 1, file, &e, err)))
+      return rc;
+    s->dims[s->ndim++] = e;
+    /* 2^48 per extent, up to 8 of them: the product can overflow. */
+    if (e && numel > (uint64_t)INT64_MAX / (uint64_t)e) {
+      char shape[80];
+      shape_text(dims, shape, sizeof(shape));
+      return zlb_error_set(err, ZLB_EPARSE,
+                           "%s:%d: shape %s has more than 2^63 elements in all", file,
+                           dims->line, shape);
+    }
+    numel *= (uint64_t)e;
   }
   if (first_arg) {
     for (size_t i = 1; i < n->n; i++) {

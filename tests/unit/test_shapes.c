@@ -74,7 +74,8 @@ static void test_errors(void **state) {
   static const struct {
     const char *file, *want;
   } cases[] = {
-      {"negative.yaml", "negative.yaml:4: shape has a negative extent (-3)"},
+      {"negative.yaml",
+       "negative.yaml:4: shape [0, -3] extent #2: -3 is out of range (0..281474976710656)"},
       {"notlist.yaml", "notlist.yaml:2: 'shapes' must be a list of shapes"},
       {"empty_key.yaml", "empty_key.yaml:2: key 'softmax' lists no shapes"},
       {"missing.yaml", "cannot read"},
@@ -91,11 +92,50 @@ static void test_errors(void **state) {
   }
 }
 
+/* Extents: plain decimal integers in 0..2^48 only, the message naming the
+ * shape as written, the extent's position and its value. */
+static void test_bad_extents(void **state) {
+  static const struct {
+    const char *key, *want;
+  } cases[] = {
+      {"bool", ":4: shape [true, 64] extent #1: 'true' is not a decimal integer"},
+      {"bare_bool", ":6: shape false extent #1: 'false' is not a decimal integer"},
+      {"quoted", ":8: shape [\"64\", 64] extent #1: '64' is quoted; write extents as plain "
+                 "integers (64, not \"64\")"},
+      {"octal", ":10: shape [064] extent #1: '064' has a leading zero"},
+      {"hex", ":12: shape [0x40] extent #1: '0x40' is not a decimal integer"},
+      {"float", ":14: shape [64, 1.5] extent #2: '1.5' is not a decimal integer"},
+      {"huge", ":16: shape [99999999999999999999999] extent #1: 99999999999999999999999 is "
+               "out of range (0..281474976710656)"},
+      {"above_max", ":18: shape [64, 281474976710657] extent #2: 281474976710657 is out of "
+                    "range (0..281474976710656)"},
+      {"negative", ":20: shape [64, -3] extent #2: -3 is out of range (0..281474976710656)"},
+      {"empty", ":22: shape [64, ~] extent #2 is empty, not an integer"},
+      {"nested", ":24: shape [64, ...] extent #2 is a list or map, not an integer"},
+      {"no_extents", ":26: shape [] has no extents"},
+      {"overflow", ":28: shape [281474976710656, 281474976710656] has more than 2^63 elements "
+                   "in all"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    zlb_shape_list_t l = ZLB_SHAPE_LIST_INIT;
+    zlb_error_t e = ZLB_ERROR_INIT;
+    char want[256];
+    snprintf(want, sizeof(want), "bad_extents.yaml%s", cases[i].want);
+    if (!zlb_shapes_resolve(DATA "bad_extents.yaml", cases[i].key, "none", 0, 0, &l, &e))
+      fail_msg("key '%s': accepted", cases[i].key);
+    if (!strstr(e.msg, want))
+      fail_msg("key '%s': got '%s', want '%s'", cases[i].key, e.msg, want);
+    assert_int_equal(l.n, 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lookup_chain),
       cmocka_unit_test(test_nested_args),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_bad_extents),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

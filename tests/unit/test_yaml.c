@@ -433,6 +433,9 @@ static const struct {
     {"bad_recursive_alias.yaml",
      "2: alias '*loop' is used inside the node it names"},
     {"bad_depth.yaml", "1: nesting deeper than 64 levels"},
+    {"bad_second_document.yaml",
+     "6: more than one YAML document (a second one starts here); put every key "
+     "in the first"},
 };
 
 static void test_bad_files(void **state) {
@@ -572,7 +575,7 @@ static void test_depth_limit(void **state) {
 
 static void test_empty_documents(void **state) {
   static const char *const texts[] = {"", "\n\n", "# only a comment\n",
-                                      "---\n", "--- # c\n...\n", "...\na: 1\n"};
+                                      "---\n", "--- # c\n...\n", "...\n# c\n\n"};
   size_t i;
   (void)state;
   for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
@@ -585,13 +588,36 @@ static void test_empty_documents(void **state) {
   }
 }
 
-static void test_first_document_only(void **state) {
-  zlb_yaml_doc_t doc = ZLB_YAML_DOC_INIT;
+/* A stream holds one document: what follows the first would be dropped
+ * without a word, so it is an error naming the line where it starts. */
+static void test_second_document_refused(void **state) {
+  static const struct {
+    const char *text;
+    int line;
+  } cases[] = {
+      {"a: 1\n---\nb: 2\n", 2},
+      {"a: 1\n---\nb: [unclosed\n", 2},
+      {"--- \na: 1\n...\n---\nb: 2\n", 4},
+      {"a: 1\n...\n--- 7\n", 3},
+      {"a: [1]\n---\n", 2}, /* an empty second document too */
+      {"...\na: 1\n", 2},
+      {"# c\n... # end\n\n  a: 1\n", 4},
+  };
   (void)state;
-  parse_ok("a: 1\n---\nb: [unclosed\n", &doc);
-  assert_int_equal(doc.root->n, 1);
-  assert_string_equal(at(doc.root, "a")->scalar, "1");
-  zlb_yaml_doc_release(&doc);
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    zlb_yaml_doc_t doc = ZLB_YAML_DOC_INIT;
+    zlb_error_t err = ZLB_ERROR_INIT;
+    char want[160];
+    snprintf(want, sizeof(want),
+             "t.yaml:%d: more than one YAML document (a second one starts here); put every "
+             "key in the first",
+             cases[i].line);
+    if (zlb_yaml_parse(cases[i].text, strlen(cases[i].text), "t.yaml", &doc, &err) !=
+            ZLB_EPARSE ||
+        strcmp(err.msg, want))
+      fail_msg("case %zu: got '%s', want '%s'", i, err.msg, want);
+    assert_null(doc.root);
+  }
 }
 
 static void test_length_bom_crlf(void **state) {
@@ -777,7 +803,7 @@ int main(void) {
       cmocka_unit_test(test_nul_byte),
       cmocka_unit_test(test_depth_limit),
       cmocka_unit_test(test_empty_documents),
-      cmocka_unit_test(test_first_document_only),
+      cmocka_unit_test(test_second_document_refused),
       cmocka_unit_test(test_length_bom_crlf),
       cmocka_unit_test(test_release_and_reuse),
       cmocka_unit_test(test_load_missing_file),
