@@ -139,7 +139,7 @@ int zlb__tree_check(const char *path, zlb_strbuf_t *bad) {
 static int copy_file_at(int from_fd, const char *name, const char *to) {
   char buf[65536];
   ssize_t n;
-  int in = openat(from_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out, rc = 0;
+  int in = openat(from_fd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC), out, rc = 0;
   struct stat st;
   if (in < 0)
     return -1;
