@@ -18,8 +18,9 @@
 static char dir[PATH_MAX];
 
 static int setup(void **state) {
+  const char *tmp = getenv("TMPDIR");
   (void)state;
-  snprintf(dir, sizeof(dir), "%s/zlb-test-file.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  snprintf(dir, sizeof(dir), "%s/zlb-test-file.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(dir))
     return -1;
   return chdir(dir);
