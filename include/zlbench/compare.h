@@ -137,6 +137,10 @@ typedef struct zlb_res_set {
 #define ZLB_RES_MAX_FILES 100000
 #define ZLB_RES_MAX_ROWS 1000000
 #define ZLB_RES_MAX_SAMPLES 1000000 /* per measurement */
+/* A sample, trial or latency (ms) above this is refused: 1e7 ms is about
+ * 2.8 hours per call, beyond any benchmark, and keeps every value a table
+ * prints within a few digits. */
+#define ZLB_RES_MAX_MS 1e7
 
 /*
  * Load `path`: a results file (schema zlbench.results/1), or a folder: every

@@ -103,10 +103,15 @@ int zlb_cmp_check_caliber(const zlb_cmp_t *c, const zlb_cmp_opts_t *o, const cha
   }
   zlb_cli_errorf("%s: refused: the results were measured differently (different caliber):", cmd);
   for (int k = 0; k < ZLB_CAL_COUNT; k++)
-    if (c->caliber_diff & (1u << k))
+    if (c->caliber_diff & (1u << k)) {
+      /* The values come from the identities: untrusted, shown escaped. */
+      zlb_strbuf_t va = ZLB_STRBUF_INIT, vb = ZLB_STRBUF_INIT;
       fprintf(stderr, "  %s: A=%s B=%s\n", zlb_caliber_field(k),
-              *c->caliber_a[k] ? c->caliber_a[k] : "(unknown)",
-              *c->caliber_b[k] ? c->caliber_b[k] : "(unknown)");
+              *c->caliber_a[k] ? zlb_printable(&va, c->caliber_a[k]) : "(unknown)",
+              *c->caliber_b[k] ? zlb_printable(&vb, c->caliber_b[k]) : "(unknown)");
+      zlb_strbuf_release(&va);
+      zlb_strbuf_release(&vb);
+    }
   fprintf(stderr, "  (--allow-caliber-mismatch compares anyway)\n");
   return -1;
 }

@@ -25,18 +25,31 @@ static void caliber_list(const zlb_cmp_t *c, zlb_strbuf_t *out) {
     }
 }
 
+/* `v` with `fmt` (a fixed-point format) while it is below 1e6, else in
+ * %g form: a cell never holds hundreds of digits. */
+static void bounded(zlb_strbuf_t *out, const char *fmt, const char *big, double v) {
+  zlb_strbuf_addf(out, fabs(v) < 1e6 ? fmt : big, v);
+}
+
 static void pct(zlb_strbuf_t *out, double r) {
-  if (isfinite(r))
-    zlb_strbuf_addf(out, "%+.1f%%", 100 * (r - 1));
-  else
+  if (isfinite(r)) {
+    bounded(out, "%+.1f", "%+.3g", 100 * (r - 1));
+    zlb_strbuf_addch(out, '%');
+  } else {
     zlb_strbuf_addstr(out, "-");
+  }
 }
 
 static void interval(zlb_strbuf_t *out, const zlb_cmp_stat_t *s) {
-  if (isfinite(s->lo) && isfinite(s->hi))
-    zlb_strbuf_addf(out, "[%+.1f%%, %+.1f%%]", 100 * (s->lo - 1), 100 * (s->hi - 1));
-  else
+  if (isfinite(s->lo) && isfinite(s->hi)) {
+    zlb_strbuf_addch(out, '[');
+    pct(out, s->lo);
+    zlb_strbuf_addstr(out, ", ");
+    pct(out, s->hi);
+    zlb_strbuf_addch(out, ']');
+  } else {
     zlb_strbuf_addstr(out, "-");
+  }
 }
 
 static void note_of(const zlb_cmp_t *c, const zlb_cmp_pair_t *p, zlb_strbuf_t *out) {
@@ -66,7 +79,7 @@ static void summary_line(const zlb_cmp_t *c, zlb_strbuf_t *out) {
 
 static void fmt_ms(zlb_strbuf_t *out, double v, int speedup) {
   if (isfinite(v))
-    zlb_strbuf_addf(out, speedup ? "%.3f" : "%.6f", v);
+    bounded(out, speedup ? "%.3f" : "%.6f", "%.6g", v);
   else
     zlb_strbuf_addstr(out, "-");
 }
@@ -88,16 +101,20 @@ static const char *colour(zlb_cmpv_t v) {
 
 static void text(const zlb_cmp_t *c, const char *la, const char *lb, int color, zlb_strbuf_t *o) {
   int sp = c->impl == ZLB_CMP_SPEEDUP;
-  zlb_strbuf_t f = ZLB_STRBUF_INIT;
-  zlb_strbuf_addf(o, "A: %s\nB: %s\n", la, lb);
+  zlb_strbuf_t f = ZLB_STRBUF_INIT, e[3] = {ZLB_STRBUF_INIT, ZLB_STRBUF_INIT, ZLB_STRBUF_INIT};
+  /* Every string from a results file, an identity or the history is
+   * untrusted: shown with its control bytes escaped (zlb_printable). */
+  zlb_strbuf_addf(o, "A: %s\n", zlb_printable(&e[0], la));
+  zlb_strbuf_addf(o, "B: %s\n", zlb_printable(&e[0], lb));
   zlb_strbuf_addf(o, "compared: %s; threshold %.1f%%, alpha %g (change: B over A, + is slower)\n",
                   impl_name(c->impl), 100 * c->params.threshold, c->params.alpha);
   if (c->caliber_diff) {
     zlb_strbuf_addstr(o, "CALIBER MISMATCH (compared anyway):");
     for (int k = 0; k < ZLB_CAL_COUNT; k++)
       if (c->caliber_diff & (1u << k))
-        zlb_strbuf_addf(o, " %s A=%s B=%s;", zlb_caliber_field(k), c->caliber_a[k],
-                        c->caliber_b[k]);
+        zlb_strbuf_addf(o, " %s A=%s B=%s;", zlb_caliber_field(k),
+                        zlb_printable(&e[0], c->caliber_a[k]),
+                        zlb_printable(&e[1], c->caliber_b[k]));
     zlb_strbuf_addch(o, '\n');
   }
   zlb_strbuf_addf(o, "%-7s %-22s %-9s %-24s %12s %12s %8s %20s %9s %9s  %s\n", "verdict",
@@ -110,7 +127,8 @@ static void text(const zlb_cmp_t *c, const char *la, const char *lb, int color, 
     const zlb_res_row_t *r = row_of(p);
     const char *v = p->a && p->b ? zlb_cmp_verdict_name(p->st.verdict) : p->a ? "only-A" : "only-B";
     zlb_strbuf_addf(o, "%s%-7s%s %-22s %-9s %-24s ", color ? colour(p->st.verdict) : "", v,
-                    color && *colour(p->st.verdict) ? "\033[0m" : "", r->op, r->dtype, r->shape);
+                    color && *colour(p->st.verdict) ? "\033[0m" : "", zlb_printable(&e[0], r->op),
+                    zlb_printable(&e[1], r->dtype), zlb_printable(&e[2], r->shape));
     zlb_strbuf_reset(&f);
     fmt_ms(&f, p->a_ms, sp);
     zlb_strbuf_addf(o, "%12s ", f.buf);
@@ -135,7 +153,7 @@ static void text(const zlb_cmp_t *c, const char *la, const char *lb, int color, 
     zlb_strbuf_addf(o, "%9s  ", f.buf);
     zlb_strbuf_reset(&f);
     note_of(c, p, &f);
-    zlb_strbuf_addf(o, "%s\n", f.buf);
+    zlb_strbuf_addf(o, "%s\n", zlb_printable(&e[0], f.buf));
   }
   {
     static const char *what[3] = {"operator", "family", "dtype"};
@@ -146,7 +164,7 @@ static void text(const zlb_cmp_t *c, const char *la, const char *lb, int color, 
       for (size_t i = 0; i < c->nmeans[k]; i++) {
         zlb_strbuf_reset(&f);
         pct(&f, c->means[k][i].gmean);
-        zlb_strbuf_addf(o, " %s %s;", c->means[k][i].key, f.buf);
+        zlb_strbuf_addf(o, " %s %s;", zlb_printable(&e[0], c->means[k][i].key), f.buf);
       }
       zlb_strbuf_addch(o, '\n');
     }
@@ -172,11 +190,17 @@ static void text(const zlb_cmp_t *c, const char *la, const char *lb, int color, 
   pct(&f, c->gmean);
   zlb_strbuf_addf(o, "; geomean change %s\n", f.buf);
   zlb_strbuf_release(&f);
+  for (int k = 0; k < 3; k++)
+    zlb_strbuf_release(&e[k]);
 }
 
 /* ---- markdown ---------------------------------------------------------------------- */
 
-static void md_cell(zlb_strbuf_t *o, const char *s) {
+static void md_cell(zlb_strbuf_t *o, const char *text) {
+  /* Control bytes first (a newline would end the table row, an ESC
+   * reach the terminal of whoever cats the file), then markdown. */
+  zlb_strbuf_t tmp = ZLB_STRBUF_INIT;
+  const char *s = zlb_printable(&tmp, text);
   for (; *s; s++) {
     switch (*s) {
     case '|':
@@ -208,6 +232,7 @@ static void md_cell(zlb_strbuf_t *o, const char *s) {
       zlb_strbuf_addch(o, *s);
     }
   }
+  zlb_strbuf_release(&tmp);
 }
 
 static void md(const zlb_cmp_t *c, const char *la, const char *lb, zlb_strbuf_t *o) {
@@ -295,11 +320,18 @@ static void md(const zlb_cmp_t *c, const char *la, const char *lb, zlb_strbuf_t 
 static void csv_num(zlb_strbuf_t *o, double v, const char *fmt) {
   zlb_strbuf_addch(o, ',');
   if (isfinite(v))
-    zlb_strbuf_addf(o, fmt, v);
+    bounded(o, fmt, "%.9g", v);
+}
+
+/* A text cell: control bytes escaped (the CSV goes to a terminal as often
+ * as to a file), and one a spreadsheet would run as a formula quoted
+ * with a leading '. */
+static void csv_text(zlb_strbuf_t *o, zlb_strbuf_t *tmp, const char *s) {
+  zlb_strbuf_add_csv_text(o, zlb_printable(tmp, s));
 }
 
 static void csv(const zlb_cmp_t *c, zlb_strbuf_t *o) {
-  zlb_strbuf_t f = ZLB_STRBUF_INIT;
+  zlb_strbuf_t f = ZLB_STRBUF_INIT, e = ZLB_STRBUF_INIT;
   zlb_strbuf_addstr(o, "verdict,operator,family,dtype,shape,impl,a,b,ratio,ci_low,ci_high,"
                        "p_value,spread,n_a,n_b,side,note\n");
   for (size_t i = 0; i < c->n; i++) {
@@ -307,13 +339,13 @@ static void csv(const zlb_cmp_t *c, zlb_strbuf_t *o) {
     const zlb_res_row_t *r = row_of(p);
     zlb_strbuf_addstr(o, p->a && p->b ? zlb_cmp_verdict_name(p->st.verdict) : "unmatched");
     zlb_strbuf_addch(o, ',');
-    zlb_strbuf_add_csv(o, r->op);
+    csv_text(o, &e, r->op);
     zlb_strbuf_addch(o, ',');
-    zlb_strbuf_add_csv(o, r->family);
+    csv_text(o, &e, r->family);
     zlb_strbuf_addch(o, ',');
-    zlb_strbuf_add_csv(o, r->dtype);
+    csv_text(o, &e, r->dtype);
     zlb_strbuf_addch(o, ',');
-    zlb_strbuf_add_csv(o, r->shape);
+    csv_text(o, &e, r->shape);
     zlb_strbuf_addch(o, ',');
     zlb_strbuf_add_csv(o, impl_name(c->impl));
     csv_num(o, p->a_ms, "%.6f");
@@ -327,10 +359,11 @@ static void csv(const zlb_cmp_t *c, zlb_strbuf_t *o) {
                     side(p));
     zlb_strbuf_reset(&f);
     note_of(c, p, &f);
-    zlb_strbuf_add_csv(o, f.buf);
+    csv_text(o, &e, f.buf);
     zlb_strbuf_addch(o, '\n');
   }
   zlb_strbuf_release(&f);
+  zlb_strbuf_release(&e);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------ */

@@ -123,6 +123,14 @@ static double num(const zlb_json_t *obj, const char *key) {
   return zlb_json_get_number(obj, key, NAN);
 }
 
+/* A time as results.json holds it: finite, not negative (a calibrated
+ * queue timer's sample, the launch cost subtracted, may be 0) and at most
+ * ZLB_RES_MAX_MS. */
+static int ms_ok(const zlb_json_t *x) {
+  return x->kind == ZLB_JSON_NUMBER && isfinite(x->number) && x->number >= 0 &&
+         x->number <= ZLB_RES_MAX_MS;
+}
+
 static int read_measurement(const zlb_json_t *m, zlb_res_row_t *r, int which, const char *where,
                             zlb_error_t *err) {
   const zlb_json_t *s;
@@ -136,6 +144,10 @@ static int read_measurement(const zlb_json_t *m, zlb_res_row_t *r, int which, co
     return rc;
   r->impl[which] = dup_str(m, "impl");
   r->ms[which] = num(m, "ms");
+  if (zlb_json_get(m, "ms") && zlb_json_get(m, "ms")->kind == ZLB_JSON_NUMBER &&
+      !ms_ok(zlb_json_get(m, "ms")))
+    return zlb_error_set(err, ZLB_EPARSE, "%s: %s.ms is not a time in ms (a number from 0 to %.0f)",
+                         where, which ? "candidate" : "baseline", ZLB_RES_MAX_MS);
   s = zlb_json_get(m, "samples");
   if (s && s->kind == ZLB_JSON_ARRAY) {
     if (s->n > ZLB_RES_MAX_SAMPLES)
@@ -146,8 +158,10 @@ static int read_measurement(const zlb_json_t *m, zlb_res_row_t *r, int which, co
       const zlb_json_t *x = s->items[i];
       if (x->kind == ZLB_JSON_NULL)
         continue; /* a non-finite sample: not a time */
-      if (x->kind != ZLB_JSON_NUMBER || !isfinite(x->number) || x->number < 0)
-        return zlb_error_set(err, ZLB_EPARSE, "%s: sample %zu is not a time in ms", where, i);
+      if (!ms_ok(x))
+        return zlb_error_set(err, ZLB_EPARSE,
+                             "%s: %s.samples[%zu] is not a time in ms (a number from 0 to %.0f)",
+                             where, which ? "candidate" : "baseline", i, ZLB_RES_MAX_MS);
       r->samples[which][r->nsamples[which]++] = x->number;
     }
   }
@@ -162,8 +176,10 @@ static int read_measurement(const zlb_json_t *m, zlb_res_row_t *r, int which, co
       const zlb_json_t *x = s->items[i];
       if (x->kind == ZLB_JSON_NULL)
         continue; /* a trial without a value, as a non-finite sample */
-      if (x->kind != ZLB_JSON_NUMBER || !isfinite(x->number) || x->number < 0)
-        return zlb_error_set(err, ZLB_EPARSE, "%s: trial %zu is not a time in ms", where, i);
+      if (!ms_ok(x))
+        return zlb_error_set(err, ZLB_EPARSE,
+                             "%s: %s.trials[%zu] is not a time in ms (a number from 0 to %.0f)",
+                             where, which ? "candidate" : "baseline", i, ZLB_RES_MAX_MS);
       r->trials[which][r->ntrials[which]++] = x->number;
     }
   }

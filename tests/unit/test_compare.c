@@ -528,6 +528,113 @@ static void test_html(void **state) {
   zlb_strbuf_release(&o);
 }
 
+/* What untrusted strings become on a terminal and in a CSV cell. */
+static void test_printable_and_csv_text(void **state) {
+  static const struct {
+    const char *in, *shown;
+  } shown[] = {
+      {"relu", "relu"},
+      {"a\x1b[2Jb\x1b]0;t\x07", "a\\x1b[2Jb\\x1b]0;t\\x07"},
+      {"[1]\nslower\r\tx\x7f", "[1]\\nslower\\r\\tx\\x7f"},
+      {"\xc2\x9b" "2J", "\\xc2\\x9b2J"},             /* C1 CSI as UTF-8 */
+      {"a\xe2\x80\xae" "b", "a\\xe2\\x80\\xaeb"},    /* right-to-left override */
+      {"\xff\xc3", "\\xff\\xc3"},                    /* not UTF-8, cut short */
+      {"\xe0\x80\xaf", "\\xe0\\x80\\xaf"},           /* overlong */
+      {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"},
+  };
+  static const struct {
+    const char *in, *cell;
+  } cells[] = {
+      {"plain", "plain"},
+      {"-3.5", "-3.5"},
+      {"+2e3", "+2e3"},
+      {"=cmd|' /C calc'!A0", "\"'=cmd|' /C calc'!A0\""},
+      {"=HYPERLINK(\"x\")", "\"'=HYPERLINK(\"\"x\"\")\""},
+      {"@SUM(A1)", "\"'@SUM(A1)\""},
+      {"+", "\"'+\""},
+      {"-1+2", "\"'-1+2\""},
+      {"\t=1", "\"'\t=1\""},
+      {"\r=1", "\"'\r=1\""},
+      {"a,b", "\"a,b\""},
+      {"", ""},
+  };
+  zlb_strbuf_t o = ZLB_STRBUF_INIT;
+  (void)state;
+  for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++)
+    assert_string_equal(zlb_printable(&o, shown[i].in), shown[i].shown);
+  assert_string_equal(zlb_printable(&o, NULL), "");
+  for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++) {
+    zlb_strbuf_reset(&o);
+    zlb_strbuf_add_csv_text(&o, cells[i].in);
+    assert_string_equal(o.buf, cells[i].cell);
+  }
+  zlb_strbuf_release(&o);
+}
+
+/* A results file whose operator and shape carry escapes and newlines:
+ * every format shows them escaped, a CSV formula is quoted, and numbers
+ * far beyond a table's width print short. */
+static void test_hostile_strings(void **state) {
+  static const char evil[] =
+      "{\"schema\": \"zlbench.results/1\", \"operator\": \"=r\\u001b[2J|x\\u0007\","
+      " \"tables\": [{\"dtype\": \"f32\", \"rows\": [{\"status\": \"SUCCESS\","
+      " \"shape\": \"[1]\\nslower  y\", \"baseline\": {\"impl\": \"b\", \"samples\": [1e7, 1e7]},"
+      " \"candidate\": {\"impl\": \"c\", \"samples\": [1e-300, 1e-300]}}]}]}";
+  zlb_res_set_t a = ZLB_RES_SET_INIT, b = ZLB_RES_SET_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  zlb_cmp_params_t p = ZLB_CMP_PARAMS_INIT;
+  zlb_cmp_t c;
+  zlb_strbuf_t o = ZLB_STRBUF_INIT;
+  (void)state;
+  assert_int_equal(zlb_res_parse(&a, evil, strlen(evil), "a.json", NULL, &err), 0);
+  assert_int_equal(zlb_res_parse(&b, evil, strlen(evil), "b.json", NULL, &err), 0);
+  for (int impl = 0; impl < 3; impl += 2) {
+    zlb_cmp_run(&c, &a, &b, (zlb_cmp_impl_t)impl, &p);
+    for (int f = ZLB_FMT_TEXT; f <= ZLB_FMT_CSV; f++) {
+      zlb_strbuf_reset(&o);
+      zlb_cmp_format(&c, (zlb_cmp_format_t)f, "A\x1b[1A", "B", 0, &o);
+      if (strchr(o.buf, '\x1b') || strchr(o.buf, '\x07'))
+        fail_msg("format %d holds an ESC or BEL:\n%s", f, o.buf);
+      if (strstr(o.buf, "\nslower  y"))
+        fail_msg("format %d: a forged line:\n%s", f, o.buf);
+      for (const char *q = o.buf; *q; q++)
+        if (strspn(q, "0123456789") >= 30)
+          fail_msg("format %d: a number of 30 digits or more:\n%s", f, o.buf);
+      if (f == ZLB_FMT_MD)
+        assert_non_null(strstr(o.buf, "| =r\\\\x1b\\[2J\\|x\\\\x07 |"));
+      if (f == ZLB_FMT_CSV)
+        assert_non_null(strstr(o.buf, ",\"'=r\\x1b[2J|x\\x07\","));
+    }
+    zlb_cmp_release(&c);
+  }
+  zlb_res_release(&a);
+  zlb_res_release(&b);
+  zlb_strbuf_release(&o);
+}
+
+/* Samples beyond ZLB_RES_MAX_MS (or negative) are refused, naming the row
+ * and the member. */
+static void test_sample_bounds(void **state) {
+  static const char *const bad[] = {"1e308", "10000001", "-1"};
+  zlb_strbuf_t t = ZLB_STRBUF_INIT;
+  (void)state;
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    zlb_res_set_t s = ZLB_RES_SET_INIT;
+    zlb_error_t err = ZLB_ERROR_INIT;
+    zlb_strbuf_reset(&t);
+    zlb_strbuf_addf(&t,
+                    "{\"schema\": \"zlbench.results/1\", \"operator\": \"r\", \"tables\": "
+                    "[{\"dtype\": \"f32\", \"rows\": [{\"status\": \"SUCCESS\", \"baseline\": "
+                    "{\"samples\": [1]}, \"candidate\": {\"samples\": [1, %s]}}]}]}",
+                    bad[i]);
+    assert_int_equal(zlb_res_parse(&s, t.buf, t.len, "r.json", NULL, &err), ZLB_EPARSE);
+    assert_string_equal(err.msg, "r.json: tables[0].rows[0]: candidate.samples[1] is not a "
+                                 "time in ms (a number from 0 to 10000000)");
+    zlb_res_release(&s);
+  }
+  zlb_strbuf_release(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_utest_exact), cmocka_unit_test(test_utest_ties_normal),
@@ -537,6 +644,8 @@ int main(void) {
       cmocka_unit_test(test_html),
       cmocka_unit_test(test_throttled_rows), cmocka_unit_test(test_trial_spread),
       cmocka_unit_test(test_bad_trials),
+      cmocka_unit_test(test_printable_and_csv_text), cmocka_unit_test(test_hostile_strings),
+      cmocka_unit_test(test_sample_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
