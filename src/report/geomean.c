@@ -34,8 +34,11 @@ static int str_cmp(const void *a, const void *b) {
 }
 
 static void add_cell(zlb_strbuf_t *out, const struct acc *a, int width) {
+  double v = a->n ? exp(a->logsum / (double)a->n) : NAN;
+  /* %g beyond a million: a speedup of 1e308 from a hostile log stays a
+   * short cell */
   if (a->n)
-    zlb_strbuf_addf(out, "  %*.3f", width, exp(a->logsum / (double)a->n));
+    zlb_strbuf_addf(out, v < 1e6 ? "  %*.3f" : "  %*.3g", width, v);
   else
     zlb_strbuf_addf(out, "  %*s", width, "-");
 }
@@ -44,6 +47,7 @@ static int max_int(int a, int b) { return a > b ? a : b; }
 
 void zlb_summary_geomean(const zlb_summary_t *s, zlb_strbuf_t *out) {
   zlb_strvec_t ops = ZLB_STRVEC_INIT, dts = ZLB_STRVEC_INIT;
+  zlb_strbuf_t tmp = ZLB_STRBUF_INIT;
   struct acc *cell;        /* (ops + 1) x (dtypes + 1); last row/col: all */
   size_t *ok, *failed;     /* per operator, last: all */
   size_t nd, w;
@@ -99,11 +103,12 @@ void zlb_summary_geomean(const zlb_summary_t *s, zlb_strbuf_t *out) {
 
   /* widths: labels, or 8 for values up to 9999.999 (wider ones still fit,
    * only misaligned) */
+  /* Names come from logs: printed with their control bytes escaped. */
   for (size_t i = 0; i < ops.n; i++)
-    opw = max_int(opw, (int)strlen(ops.v[i]));
+    opw = max_int(opw, (int)strlen(zlb_printable(&tmp, ops.v[i])));
   opw = max_int(opw, (int)strlen("geomean"));
   for (size_t d = 0; d < nd; d++)
-    dw[d] = max_int(8, (int)strlen(dts.v[d][0] ? dts.v[d] : "(none)"));
+    dw[d] = max_int(8, (int)strlen(dts.v[d][0] ? zlb_printable(&tmp, dts.v[d]) : "(none)"));
   dw[nd] = 8;
   total = opw + 2 * (int)(w + 2) + okw + fw;
   for (size_t d = 0; d < w; d++)
@@ -111,7 +116,7 @@ void zlb_summary_geomean(const zlb_summary_t *s, zlb_strbuf_t *out) {
 
   zlb_strbuf_addf(out, "%-*s", opw, "operator");
   for (size_t d = 0; d < nd; d++)
-    zlb_strbuf_addf(out, "  %*s", dw[d], dts.v[d][0] ? dts.v[d] : "(none)");
+    zlb_strbuf_addf(out, "  %*s", dw[d], dts.v[d][0] ? zlb_printable(&tmp, dts.v[d]) : "(none)");
   zlb_strbuf_addf(out, "  %*s  %*s  %*s\n", dw[nd], "all", okw, "SUCCESS", fw,
                   "FAILED");
   zlb_strbuf_addpad(out, '-', (size_t)total);
@@ -121,7 +126,7 @@ void zlb_summary_geomean(const zlb_summary_t *s, zlb_strbuf_t *out) {
       zlb_strbuf_addpad(out, '-', (size_t)total);
       zlb_strbuf_addch(out, '\n');
     }
-    zlb_strbuf_addf(out, "%-*s", opw, o < ops.n ? ops.v[o] : "geomean");
+    zlb_strbuf_addf(out, "%-*s", opw, o < ops.n ? zlb_printable(&tmp, ops.v[o]) : "geomean");
     for (size_t d = 0; d < w; d++)
       add_cell(out, &cell[o * w + d], dw[d]);
     zlb_strbuf_addf(out, "  %*zu  %*zu\n", okw, ok[o], fw, failed[o]);
@@ -133,4 +138,5 @@ void zlb_summary_geomean(const zlb_summary_t *s, zlb_strbuf_t *out) {
   free(dw);
   zlb_strvec_release(&ops);
   zlb_strvec_release(&dts);
+  zlb_strbuf_release(&tmp);
 }

@@ -126,20 +126,24 @@ static void add_num(zlb_strbuf_t *out, double v, int prec) {
     return;
   if (isinf(v))
     zlb_strbuf_addstr(out, v > 0 ? "inf" : "-inf");
-  else
+  else if (fabs(v) < 1e9)
     zlb_strbuf_addf(out, "%.*f", prec, v);
+  else /* a 1e308 from a log: not a 300-digit cell */
+    zlb_strbuf_addf(out, "%.9g", v);
 }
 
+/* Text cells come from logs: one a spreadsheet would run as a formula
+ * (=, +, -, @ first) is quoted with a leading '. */
 static void add_str(zlb_strbuf_t *out, const char *v) {
   zlb_strbuf_addch(out, ',');
-  zlb_strbuf_add_csv(out, v);
+  zlb_strbuf_add_csv_text(out, v);
 }
 
 void zlb_summary_format_csv(const zlb_summary_t *s, zlb_strbuf_t *out) {
   zlb_strbuf_addstr(out, csv_header);
   for (size_t i = 0; i < s->n; i++) {
     const zlb_summary_row_t *r = &s->rows[i];
-    zlb_strbuf_add_csv(out, r->op);
+    zlb_strbuf_add_csv_text(out, r->op);
     add_str(out, r->family);
     add_str(out, r->dtype);
     add_str(out, r->shape);
