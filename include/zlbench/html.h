@@ -39,6 +39,13 @@ typedef struct zlb_html_input {
 
 /** Append the whole HTML document to `out`. */
 void zlb_html_report(const zlb_html_input_t *in, zlb_strbuf_t *out);
+/*
+ * Check the text of an ops_status.csv (`what` names it in the error): its
+ * header, and in every row 11 fields, an operator, a status name and a
+ * count of attempts. ZLB_EPARSE with the line otherwise: a report of a
+ * garbage file would say no operator failed.
+ */
+int zlb_html_status_check(const char *text, const char *what, zlb_error_t *err);
 /** Append `s` with &, <, >, " and ' escaped. */
 void zlb_html_escape(zlb_strbuf_t *out, const char *s);
 

@@ -124,6 +124,15 @@ int zlb_cmd_report(int argc, char **argv) {
   in.res = &res;
   in.identity = side_file(args.v[0], "run_identity.json");
   in.ops_status = side_file(args.v[0], "ops_status.csv");
+  if (in.ops_status) {
+    zlb_path_join(&path, args.v[0], "ops_status.csv");
+    if (zlb_html_status_check(in.ops_status, path.buf, &err)) {
+      zlb_cli_errorf("report: %s", err.msg);
+      rc = ZLB_EXIT_USAGE;
+      goto out;
+    }
+    zlb_strbuf_reset(&path);
+  }
   in.cmp = have_cmp ? &c : NULL;
   in.cmp_label = cmp;
   zlb_html_report(&in, &html);

@@ -443,6 +443,51 @@ static void stderr_tail(zlb_strbuf_t *o, const char *dir, const char *op) {
   }
 }
 
+/* What a batch writes first in ops_status.csv (docs/formats.md). */
+static const char status_header[] = "operator,status,attempts,dtype_level,backend,device,timer,"
+                                    "seconds,error_signature,failed_dtypes,note";
+#define STATUS_FIELDS 11
+
+int zlb_html_status_check(const char *text, const char *what, zlb_error_t *err) {
+  char *copy = zlb_xstrdup(text), *p = copy, *f[STATUS_FIELDS + 1], *next;
+  size_t hl = strlen(status_header);
+  int rc = 0, line = 1;
+  if (strncmp(text, status_header, hl) || (text[hl] != '\n' && text[hl] != '\r')) {
+    rc = zlb_error_set(err, ZLB_EPARSE,
+                       "%s: line 1: not a zlbench status file (expected the header '%s')", what,
+                       status_header);
+    goto out;
+  }
+  zlb_csv_split(p, f, STATUS_FIELDS + 1, &next);
+  p = next;
+  while (*p && !rc) {
+    size_t n;
+    const char *bad = NULL;
+    long attempts;
+    n = zlb_csv_split(p, f, STATUS_FIELDS + 1, &next);
+    if (next == p)
+      break;
+    if (n != STATUS_FIELDS)
+      bad = "expected 11 fields";
+    else if (!*f[0])
+      bad = "the operator is empty";
+    else if (!*f[1] || strspn(f[1], "abcdefghijklmnopqrstuvwxyz_") != strlen(f[1]))
+      bad = "the status is not a status name";
+    else if (zlb_parse_long(f[2], &attempts) || attempts < 0)
+      bad = "attempts is not a count";
+    if (bad) { /* the line the record starts on (quotes may span lines) */
+      for (const char *c = text; c < text + (p - copy); c++)
+        line += *c == '\n';
+      rc = zlb_error_set(err, ZLB_EPARSE, "%s: line %d: not a zlbench status row (%s)", what,
+                         line, bad);
+    }
+    p = next;
+  }
+out:
+  free(copy);
+  return rc;
+}
+
 static size_t failed_ops(zlb_strbuf_t *o, const zlb_html_input_t *in, int write) {
   size_t nf = 0;
   char *text, *p, *f[16];
