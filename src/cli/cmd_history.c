@@ -71,32 +71,116 @@ int zlb_cmd_history(int argc, char **argv) {
 
 #else
 
+/* The schema this zlbench reads and writes (PRAGMA user_version). */
+#define SCHEMA_VERSION 1
+
 static const char schema[] =
-    "CREATE TABLE IF NOT EXISTS runs("
+    "CREATE TABLE runs("
     " id INTEGER PRIMARY KEY AUTOINCREMENT, added TEXT NOT NULL, started TEXT,"
     " source TEXT NOT NULL, operator TEXT NOT NULL, tool_version TEXT, tool_commit TEXT,"
     " op_library TEXT, op_library_build TEXT, device TEXT, caliber TEXT NOT NULL,"
     " digest TEXT NOT NULL UNIQUE);"
-    "CREATE TABLE IF NOT EXISTS rows("
+    "CREATE TABLE rows("
     " run_id INTEGER NOT NULL REFERENCES runs(id), op TEXT NOT NULL, family TEXT,"
     " dtype TEXT NOT NULL, shape TEXT NOT NULL, baseline TEXT, candidate TEXT,"
     " status TEXT NOT NULL, baseline_ms REAL, candidate_ms REAL, speedup REAL,"
     " baseline_samples BLOB, candidate_samples BLOB);"
-    "CREATE INDEX IF NOT EXISTS rows_key ON rows(op, dtype, shape);"
+    "CREATE INDEX rows_key ON rows(op, dtype, shape);"
     "PRAGMA user_version = 1;";
+
+/* What every query of this file reads: a database whose tables lack one of
+ * these columns is not ours. */
+static const char *const probes[] = {
+    "SELECT id, added, started, source, operator, tool_version, tool_commit, op_library, "
+    "op_library_build, device, caliber, digest FROM runs LIMIT 0",
+    "SELECT run_id, op, family, dtype, shape, baseline, candidate, status, baseline_ms, "
+    "candidate_ms, speedup, baseline_samples, candidate_samples FROM rows LIMIT 0",
+};
 
 static int db_error(sqlite3 *db, zlb_error_t *err, const char *what, const char *path) {
   return zlb_error_set(err, ZLB_EIO, "history database '%s': %s: %s", path, what,
                        db ? sqlite3_errmsg(db) : "cannot open");
 }
 
-static int db_open(const char *path, int create, sqlite3 **db, zlb_error_t *err) {
+/* One integer a statement returns, or -1 with the error in `err`. */
+static int query_int(sqlite3 *db, const char *sql, const char *path, long long *v,
+                     zlb_error_t *err) {
+  sqlite3_stmt *q = NULL;
+  int rc = 0;
+  if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK || sqlite3_step(q) != SQLITE_ROW)
+    rc = db_error(db, err, "not a zlbench history database", path);
+  else
+    *v = sqlite3_column_int64(q, 0);
+  sqlite3_finalize(q);
+  return rc;
+}
+
+/*
+ * Whose database this is, before anything is written: 1 when it is empty
+ * (no schema object, user_version 0: `add` may initialise it), 0 when it
+ * holds this schema, else an error: a newer zlbench's schema, or another
+ * program's tables, are never touched.
+ */
+static int db_check(sqlite3 *db, const char *path, zlb_error_t *err) {
+  long long ver = 0, objects = 0;
+  int rc;
+  if ((rc = query_int(db, "PRAGMA user_version", path, &ver, err)) ||
+      (rc = query_int(db, "SELECT count(*) FROM sqlite_master", path, &objects, err)))
+    return rc;
+  if (ver > SCHEMA_VERSION)
+    return zlb_error_set(err, ZLB_EPARSE,
+                         "history database '%s': written by a newer zlbench (schema %lld; this "
+                         "one reads %d): left untouched; use that zlbench or another --db",
+                         path, ver, SCHEMA_VERSION);
+  if (!objects && !ver)
+    return 1;
+  if (ver == SCHEMA_VERSION) {
+    size_t i;
+    for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+      sqlite3_stmt *q = NULL;
+      int ok = sqlite3_prepare_v2(db, probes[i], -1, &q, NULL) == SQLITE_OK;
+      sqlite3_finalize(q);
+      if (!ok)
+        break;
+    }
+    if (i == sizeof(probes) / sizeof(probes[0]))
+      return 0;
+  }
+  return zlb_error_set(err, ZLB_EPARSE,
+                       "history database '%s': not a zlbench history database (schema version "
+                       "%lld, %lld schema objects, not the runs and rows tables of schema %d): "
+                       "left untouched; give another --db",
+                       path, ver, objects, SCHEMA_VERSION);
+}
+
+/* A database file can carry triggers and views that run on our queries:
+ * its schema is not trusted to call functions with side effects. */
+static void db_harden(sqlite3 *db) {
+#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+#endif
+#ifdef SQLITE_DBCONFIG_DEFENSIVE
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+#endif
+}
+
+enum { DB_READ = 0, DB_WRITE = 1 };
+
+/*
+ * Open the history database. DB_READ (show, check, list, the report's
+ * trends) opens it read-only and never writes: a database on read-only
+ * media, or without write permission, can be read. DB_WRITE (add) creates
+ * it when missing and returns inside a BEGIN IMMEDIATE transaction, after
+ * db_check and, for an empty database, the schema: the caller commits or
+ * rolls back, and a refused database is left byte for byte as it was.
+ */
+static int db_open(const char *path, int mode, sqlite3 **db, zlb_error_t *err) {
   int rc;
   *db = NULL;
-  if (!create && !zlb_path_exists(path))
+  if (mode == DB_READ && !zlb_path_exists(path))
     return zlb_error_set(err, ZLB_ENOTFOUND, "history database '%s' does not exist (zlbench "
                                              "history add DIR creates it)", path);
-  if (create) {
+  if (mode == DB_WRITE) {
     zlb_strbuf_t dir = ZLB_STRBUF_INIT;
     const char *slash = strrchr(path, '/');
     if (slash && slash != path) {
@@ -108,21 +192,36 @@ static int db_open(const char *path, int create, sqlite3 **db, zlb_error_t *err)
     }
   }
   if (sqlite3_open_v2(path, db,
-                      create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READWRITE,
+                      mode == DB_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                                       : SQLITE_OPEN_READONLY,
                       NULL) != SQLITE_OK) {
     rc = db_error(*db, err, "open", path);
-    sqlite3_close(*db);
-    *db = NULL;
-    return rc;
+    goto fail;
   }
+  db_harden(*db);
   sqlite3_busy_timeout(*db, 10000);
-  if (sqlite3_exec(*db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+  if (mode == DB_WRITE && sqlite3_exec(*db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
     rc = db_error(*db, err, "not a zlbench history database", path);
-    sqlite3_close(*db);
-    *db = NULL;
-    return rc;
+    goto fail;
   }
-  return 0;
+  rc = db_check(*db, path, err);
+  if (rc == 1 && mode == DB_READ) {
+    rc = zlb_error_set(err, ZLB_ENOTFOUND,
+                       "history database '%s' is empty (zlbench history add DIR fills it)", path);
+  } else if (rc == 1) {
+    if (sqlite3_exec(*db, schema, NULL, NULL, NULL) != SQLITE_OK)
+      rc = db_error(*db, err, "create the tables", path);
+    else
+      rc = 0;
+  }
+  if (!rc)
+    return 0;
+fail:
+  if (*db && mode == DB_WRITE)
+    sqlite3_exec(*db, "ROLLBACK", NULL, NULL, NULL);
+  sqlite3_close(*db);
+  *db = NULL;
+  return rc;
 }
 
 /* The identity beside a results file, as the history keys it. */
@@ -217,14 +316,13 @@ static int history_add(const char *dbpath, const char *dir) {
     zlb_cli_errorf("history add: %s", err.msg);
     return ZLB_EXIT_USAGE;
   }
-  if (db_open(dbpath, 1, &db, &err)) {
+  if (db_open(dbpath, DB_WRITE, &db, &err)) { /* in a transaction from here */
     zlb_cli_errorf("history add: %s", err.msg);
     rc = ZLB_EXIT_OUTPUT;
     goto out;
   }
   zlb_iso8601_now(when, sizeof(when));
-  if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(db,
+  if (sqlite3_prepare_v2(db,
                          "INSERT OR IGNORE INTO runs(added, started, source, operator, "
                          "tool_version, tool_commit, op_library, op_library_build, device, "
                          "caliber, digest) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
@@ -355,7 +453,9 @@ static int history_show(const char *dbpath, const char *op, const char *dtype, c
   double prev = NAN;
   size_t n = 0;
   int rc = ZLB_EXIT_OK;
-  if (db_open(dbpath, 0, &db, &err)) {
+  zlb_strbuf_t e[6] = {ZLB_STRBUF_INIT, ZLB_STRBUF_INIT, ZLB_STRBUF_INIT,
+                       ZLB_STRBUF_INIT, ZLB_STRBUF_INIT, ZLB_STRBUF_INIT};
+  if (db_open(dbpath, DB_READ, &db, &err)) {
     zlb_cli_errorf("history show: %s", err.msg);
     return ZLB_EXIT_USAGE;
   }
@@ -384,15 +484,20 @@ static int history_show(const char *dbpath, const char *op, const char *dtype, c
     snprintf(key, sizeof(key), "%s|%s|%s", col_text(q, 0), col_text(q, 1), col_text(q, 8));
     if (strcmp(key, prev_key))
       prev = NAN;
+    /* %g beyond a million: a cell never holds hundreds of digits */
     if (isfinite(ms) && isfinite(prev) && prev > 0)
-      snprintf(chg, sizeof(chg), "%+.1f%%", 100 * (ms / prev - 1));
+      snprintf(chg, sizeof(chg), fabs(ms / prev - 1) < 1e4 ? "%+.1f%%" : "%+.3g%%",
+               100 * (ms / prev - 1));
     if (isfinite(ms))
-      snprintf(msb, sizeof(msb), "%.6f", ms);
+      snprintf(msb, sizeof(msb), fabs(ms) < 1e6 ? "%.6f" : "%.6g", ms);
     if (isfinite(sp))
-      snprintf(spb, sizeof(spb), "%.3f", sp);
-    printf("%-9s %-24s %-20.20s %-12.12s %-10.10s %-8s %12s %8s %8s\n", col_text(q, 0),
-           col_text(q, 1), col_text(q, 2), col_text(q, 3), col_text(q, 4), col_text(q, 5), msb,
-           spb, chg);
+      snprintf(spb, sizeof(spb), fabs(sp) < 1e6 ? "%.3f" : "%.3g", sp);
+    /* Every text of the database is shown escaped: a results file
+     * stored by add could carry terminal escapes or newlines. */
+    for (int i = 0; i < 6; i++)
+      zlb_printable(&e[i], col_text(q, i));
+    printf("%-9s %-24s %-20.20s %-12.12s %-10.10s %-8s %12s %8s %8s\n", e[0].buf, e[1].buf,
+           e[2].buf, e[3].buf, e[4].buf, e[5].buf, msb, spb, chg);
     zlb_strlcpy(prev_key, key, sizeof(prev_key));
     if (isfinite(ms))
       prev = ms;
@@ -406,11 +511,13 @@ static int history_show(const char *dbpath, const char *op, const char *dtype, c
   } else {
     printf("history: %zu rows of %s (change: against the previous run of the same dtype, shape "
            "and caliber)\n",
-           n, op);
+           n, zlb_printable(&e[0], op));
   }
 out:
   sqlite3_finalize(q);
   sqlite3_close(db);
+  for (int i = 0; i < 6; i++)
+    zlb_strbuf_release(&e[i]);
   return rc;
 }
 
@@ -420,8 +527,10 @@ static int history_list(const char *dbpath) {
   sqlite3 *db = NULL;
   sqlite3_stmt *q = NULL;
   zlb_error_t err = ZLB_ERROR_INIT;
+  zlb_strbuf_t e[6] = {ZLB_STRBUF_INIT, ZLB_STRBUF_INIT, ZLB_STRBUF_INIT,
+                       ZLB_STRBUF_INIT, ZLB_STRBUF_INIT, ZLB_STRBUF_INIT};
   size_t n = 0;
-  if (db_open(dbpath, 0, &db, &err)) {
+  if (db_open(dbpath, DB_READ, &db, &err)) {
     zlb_cli_errorf("history list: %s", err.msg);
     return ZLB_EXIT_USAGE;
   }
@@ -431,12 +540,16 @@ static int history_list(const char *dbpath) {
                          "r.id) FROM runs r ORDER BY r.id",
                          -1, &q, NULL) == SQLITE_OK) {
     while (sqlite3_step(q) == SQLITE_ROW) {
+      for (int i = 1; i < 7; i++)
+        zlb_printable(&e[i - 1], col_text(q, i));
       printf("%lld %s %s %s %s %s rows=%lld %s\n", (long long)sqlite3_column_int64(q, 0),
-             col_text(q, 1), col_text(q, 2), col_text(q, 3), col_text(q, 4), col_text(q, 5),
-             (long long)sqlite3_column_int64(q, 7), col_text(q, 6));
+             e[0].buf, e[1].buf, e[2].buf, e[3].buf, e[4].buf,
+             (long long)sqlite3_column_int64(q, 7), e[5].buf);
       n++;
     }
   }
+  for (int i = 0; i < 6; i++)
+    zlb_strbuf_release(&e[i]);
   sqlite3_finalize(q);
   sqlite3_close(db);
   printf("history: %zu runs in %s\n", n, dbpath);
@@ -575,7 +688,7 @@ static int history_check(const char *dbpath, const char *dir, long last, zlb_cmp
     zlb_cli_errorf("history check: %s", err.msg);
     return ZLB_EXIT_USAGE;
   }
-  if (db_open(dbpath, 0, &db, &err) || reference(db, dbpath, &cur, last, &ref, &nruns, &err)) {
+  if (db_open(dbpath, DB_READ, &db, &err) || reference(db, dbpath, &cur, last, &ref, &nruns, &err)) {
     zlb_cli_errorf("history check: %s", err.msg);
     rc = ZLB_EXIT_USAGE;
     goto out;
@@ -622,8 +735,13 @@ int zlb_history_trends(const char *dbarg, const zlb_res_set_t *cur, zlb_trend_t 
     goto done;
   if (!zlb_path_exists(path.buf))
     goto done; /* no history yet: no trend */
-  if ((rc = db_open(path.buf, 0, &db, err)))
+  if ((rc = db_open(path.buf, DB_READ, &db, err))) {
+    if (rc == ZLB_ENOTFOUND) { /* an empty database: no trend yet */
+      zlb_error_clear(err);
+      rc = 0;
+    }
     goto done;
+  }
   /* The runs of this operator and caliber, newest TREND_POINTS; each
    * point is the geometric mean of its candidate latencies (in C: SQLite's
    * math functions are optional). */
