@@ -1,8 +1,15 @@
 /* Loading operator libraries and the operator set they fill. */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "zlbench/device.h"
 #include "zlbench/ops.h"
@@ -53,6 +60,68 @@ static int add_backend(zlb_op_registrar_t *r, const zlb_backend_desc_t *desc) {
   return 0;
 }
 
+#if defined(__x86_64__)
+#define OWN_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define OWN_MACHINE EM_AARCH64
+#elif defined(__powerpc64__)
+#define OWN_MACHINE EM_PPC64
+#elif defined(__riscv)
+#define OWN_MACHINE EM_RISCV
+#endif
+
+/* 1 when `path` is an ELF shared object this process could load (class,
+ * byte order, type and machine), else 0 with the reason in `why`. */
+static int elf_ok(const char *path, char *why, size_t len) {
+  ElfW(Ehdr) h;
+  struct stat st;
+  ssize_t n = -1;
+  int fd;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    snprintf(why, len, "not a regular file");
+    return 0;
+  }
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    n = read(fd, &h, sizeof(h));
+    close(fd);
+  }
+  if (n < 0) {
+    snprintf(why, len, "cannot read it: %s", strerror(errno));
+    return 0;
+  }
+  if ((size_t)n < EI_NIDENT || memcmp(h.e_ident, ELFMAG, SELFMAG)) {
+    snprintf(why, len, "not an ELF shared library");
+    return 0;
+  }
+  if ((size_t)n < sizeof(h) || h.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64
+                                                                          : ELFCLASS32)) {
+    snprintf(why, len, "an ELF file of the wrong class (%d-bit)",
+             h.e_ident[EI_CLASS] == ELFCLASS64 ? 64 : 32);
+    return 0;
+  }
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (h.e_ident[EI_DATA] != ELFDATA2LSB) {
+#else
+  if (h.e_ident[EI_DATA] != ELFDATA2MSB) {
+#endif
+    snprintf(why, len, "an ELF file of the wrong byte order");
+    return 0;
+  }
+  if (h.e_type != ET_DYN) {
+    snprintf(why, len, "an ELF file but not a shared library (type %u)", (unsigned)h.e_type);
+    return 0;
+  }
+#ifdef OWN_MACHINE
+  if (h.e_machine != OWN_MACHINE) {
+    snprintf(why, len, "a shared library for another machine (ELF machine %u)",
+             (unsigned)h.e_machine);
+    return 0;
+  }
+#endif
+  return 1;
+}
+
 int zlb_ops_load_library(zlb_op_set_t *set, const char *path, zlb_error_t *err) {
   struct load_ctx lc = {set, path, err, 0};
   zlb_op_registrar_t reg = {ZLB_OP_ABI_VERSION, &lc, add_op, add_backend};
@@ -65,9 +134,28 @@ int zlb_ops_load_library(zlb_op_set_t *set, const char *path, zlb_error_t *err) 
   if (!zlb_path_exists(path))
     return zlb_error_set(err, ZLB_ENOTFOUND, "operator library '%s' does not exist",
                          path);
-  h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  {
+    /* dlopen reads a name without '/' as a library to search for, not as
+     * the file in the current folder that was checked above. */
+    zlb_strbuf_t p = ZLB_STRBUF_INIT;
+    zlb_strbuf_addf(&p, "%s%s", strchr(path, '/') ? "" : "./", path);
+    h = dlopen(p.buf, RTLD_NOW | RTLD_LOCAL);
+    zlb_strbuf_release(&p);
+  }
   if (!h) {
     const char *e = dlerror();
+    char why[128];
+    /* A file that is no shared library for this machine is the user's bad
+     * input (exit 2); a good one whose runtime is missing here (libcuda,
+     * ...) is an unavailable backend (exit 3). glibc's words for an
+     * executable (ET_DYN too when position-independent) tell it apart. */
+    if (e && strstr(e, "position-independent executable"))
+      snprintf(why, sizeof(why), "an executable, not a shared library");
+    if ((e && strstr(e, "position-independent executable")) || !elf_ok(path, why, sizeof(why)))
+      return zlb_error_set(err, ZLB_EINVAL,
+                           "cannot load operator library '%s': %s (%s); give the path of "
+                           "a libzlb_ops_*.so built for this machine",
+                           path, why, e ? e : "unknown dlopen error");
     return zlb_error_set(err, ZLB_EUNAVAIL, "cannot load operator library '%s': %s",
                          path, e ? e : "unknown dlopen error");
   }
@@ -197,9 +285,59 @@ static size_t distance(const char *a, const char *b) {
   return r;
 }
 
+/* Where no operator of `backend` is loaded and its built-in library is
+ * missing, why `name` is unknown: ZL_LIB_DIR names a folder without it (a typo, or one with no
+ * operator library at all) or this build lacks it. 0 when it is there. */
+static int missing_builtin(const char *name, const char *backend, zlb_error_t *err) {
+  const char *env = getenv("ZL_LIB_DIR");
+  zlb_strbuf_t dir = ZLB_STRBUF_INIT, lib = ZLB_STRBUF_INIT;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  int rc = 0, any = 0;
+  if (zlb_ops_libdir(&dir, &e))
+    goto out;
+  zlb_strbuf_addf(&lib, "%s/libzlb_ops_%s.so", dir.buf, backend);
+  if (zlb_path_exists(lib.buf))
+    goto out;
+  if (env && *env) {
+    DIR *d = opendir(env);
+    struct dirent *de;
+    while (d && !any && (de = readdir(d)))
+      any = zlb_starts_with(de->d_name, "libzlb_ops_") && strstr(de->d_name, ".so");
+    if (d)
+      closedir(d);
+    if (any)
+      rc = zlb_error_set(err, ZLB_ENOTFOUND,
+                         "unknown operator '%s': no operator library for backend '%s' in "
+                         "ZL_LIB_DIR=%s (expected libzlb_ops_%s.so there); point ZL_LIB_DIR "
+                         "at the folder holding it, or unset it",
+                         name, backend, env, backend);
+    else
+      rc = zlb_error_set(err, ZLB_ENOTFOUND,
+                         "unknown operator '%s': no operator library found in ZL_LIB_DIR=%s "
+                         "(expected libzlb_ops_%s.so, one libzlb_ops_*.so per backend); point "
+                         "ZL_LIB_DIR at the folder holding them, or unset it",
+                         name, env, backend);
+    goto out;
+  }
+  rc = zlb_error_set(err, ZLB_ENOTFOUND,
+                     "unknown operator '%s': this build has no operator library for backend "
+                     "'%s' (looked for '%s'; set ZL_LIB_DIR, or load one with --lib)",
+                     name, backend, lib.buf);
+out:
+  zlb_strbuf_release(&dir);
+  zlb_strbuf_release(&lib);
+  return rc;
+}
+
 int zlb_ops_unknown(const zlb_op_set_t *set, const char *name, const char *backend,
                     zlb_error_t *err) {
   zlb_strbuf_t near = ZLB_STRBUF_INIT, other = ZLB_STRBUF_INIT;
+  int rc, served = 0;
+  for (size_t i = 0; i < set->n && !served; i++)
+    served = !strcmp(set->v[i].op->backend, backend);
+  /* No library serves the backend at all: say which one is missing. */
+  if (!served && (rc = missing_builtin(name, backend, err)))
+    return rc;
   for (size_t i = 0; i < set->n; i++) {
     const zlb_op_t *op = set->v[i].op;
     if (strcmp(op->backend, backend)) {
