@@ -114,7 +114,8 @@ size_t zlb_strlcpy(char *dst, const char *src, size_t size);
 int zlb_starts_with(const char *s, const char *prefix);
 /** Strip leading/trailing whitespace in place; returns `s`. */
 char *zlb_trim(char *s);
-/** Parse a whole string as a long / double; 0 on success, ZLB_EINVAL else. */
+/** Parse a whole string as a long / double; 0 on success, ZLB_EINVAL else
+ * (also for leading blanks, a value out of range, and nan or inf). */
 int zlb_parse_long(const char *s, long *out);
 int zlb_parse_double(const char *s, double *out);
 

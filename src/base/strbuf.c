@@ -1,4 +1,7 @@
 /* Growable strings and string lists (after git's strbuf/strvec). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,13 +377,17 @@ char *zlb_trim(char *s) {
   return s;
 }
 
+/* Both parsers refuse what strto* would quietly accept: leading blanks, a
+ * value out of range (strtol saturates, strtod gives inf) and, for
+ * doubles, "nan" and "inf" spelled out, which no option or field means. */
 int zlb_parse_long(const char *s, long *out) {
   char *end;
   long v;
-  if (!s || !*s)
+  if (!s || !*s || isspace((unsigned char)*s))
     return ZLB_EINVAL;
+  errno = 0;
   v = strtol(s, &end, 10);
-  if (*end)
+  if (*end || errno == ERANGE)
     return ZLB_EINVAL;
   *out = v;
   return 0;
@@ -389,10 +396,10 @@ int zlb_parse_long(const char *s, long *out) {
 int zlb_parse_double(const char *s, double *out) {
   char *end;
   double v;
-  if (!s || !*s)
+  if (!s || !*s || isspace((unsigned char)*s))
     return ZLB_EINVAL;
   v = strtod(s, &end);
-  if (*end)
+  if (*end || !isfinite(v))
     return ZLB_EINVAL;
   *out = v;
   return 0;

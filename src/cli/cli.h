@@ -38,6 +38,10 @@ typedef enum zlb_cli_kind {
 
 /* Option flags. */
 #define ZLB_CLI_PASS 0x1u /* collected verbatim in zlb_cli_parse's `pass` */
+/* An empty value ("--name ''" or "--name=") means something for this
+ * option. Without the flag it is an error naming the option: an empty
+ * value must not read as "not given" (no option sets it today). */
+#define ZLB_CLI_EMPTY_OK 0x2u
 
 typedef struct zlb_cli_option zlb_cli_option_t;
 /* Check and store `value` (as given after "--name"); return 0, or -1 after
@@ -96,9 +100,36 @@ void zlb_cli_help(FILE *f, const zlb_cli_option_t *opts);
 /** "invalid value 'V' for OPT: expected WANT"; returns -1. */
 int zlb_cli_bad_value(const char *opt, const char *value, const char *want);
 /* An integer option in lo..hi into *out; else -1 after the message
- * "invalid value 'V' for OPT: expected WANT". */
+ * "invalid value 'V' for OPT: expected WANT" (WANT should name lo..hi).
+ * Trailing text, blanks and values beyond a long are refused. */
 int zlb_cli_long_in(const char *opt, const char *value, long lo, long hi, const char *want,
                     long *out);
+/* A floating-point option in lo..hi (lo excluded when lo_open) into *out;
+ * else -1 after "invalid value 'V' for OPT: expected WANT", or, above hi,
+ * "invalid value 'V' for OPT: above the maximum HI UNIT". nan, inf,
+ * blanks and trailing text are refused. */
+int zlb_cli_double_in(const char *opt, const char *value, double lo, int lo_open, double hi,
+                      const char *unit, const char *want, double *out);
+/* A comma-separated option value pushed item by item to `out` (blanks
+ * around items trimmed); an empty item ("a,,b", "a,") is an error naming
+ * the option, -1. */
+int zlb_cli_split(const char *opt, const char *value, zlb_strvec_t *out);
+
+/* Check mode, for options given to one command and run by another later
+ * (elsewhere): between zlb_cli_check_begin() and zlb_cli_check_end(),
+ * zlb_cli_parse() reads argv as usual and prints what is wrong, but does
+ * not look at values that name a file or folder (arg FILE, DIR or PATH:
+ * they belong to the machine that will run the command), refuses
+ * arguments that are not options and --help, and always returns
+ * ZLB_CLI_BAD so that the command stops right after parsing. end() is 0
+ * when every option was good, else -1. */
+void zlb_cli_check_begin(void);
+int zlb_cli_check_end(void);
+
+/* The options after "--" of `zlbench slurm` / `zlbench k8s`, checked as
+ * `zlbench batch` will read them (check mode, see above): 0, or -1 after
+ * printing what is wrong (cmd_batch.c). */
+int zlb_cli_batch_check(const zlb_strvec_t *args);
 
 /* Subcommands: argv[0] is the subcommand name. */
 int zlb_cmd_run(int argc, char **argv);

@@ -434,3 +434,20 @@ done:
   zlb_strbuf_release(&exe);
   return code;
 }
+
+/* The batch options `zlbench slurm` and `zlbench k8s` pass on, read here
+ * with batch's own table (check mode: paths are the cluster's, not looked
+ * at) so that a bad one fails now rather than on every node. */
+int zlb_cli_batch_check(const zlb_strvec_t *args) {
+  char cmd[] = "batch";
+  char **argv = zlb_xcalloc(args->n + 2, sizeof(*argv));
+  int rc;
+  argv[0] = cmd;
+  for (size_t i = 0; i < args->n; i++)
+    argv[i + 1] = args->v[i];
+  zlb_cli_check_begin();
+  (void)zlb_cmd_batch((int)args->n + 1, argv);
+  rc = zlb_cli_check_end();
+  free(argv);
+  return rc;
+}

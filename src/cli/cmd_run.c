@@ -26,7 +26,7 @@ static void emit(void *ctx, const char *text) {
 static int opt_device(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   long d;
   (void)opt;
-  if (zlb_cli_long_in(name, v, 0, 4096, "a device ordinal", &d))
+  if (zlb_cli_long_in(name, v, 0, 4096, "a device ordinal (0..4096)", &d))
     return -1;
   *(int *)ptr = (int)d;
   return 0;

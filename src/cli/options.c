@@ -22,6 +22,67 @@ int zlb_cli_long_in(const char *opt, const char *value, long lo, long hi, const 
   return 0;
 }
 
+int zlb_cli_double_in(const char *opt, const char *value, double lo, int lo_open, double hi,
+                      const char *unit, const char *want, double *out) {
+  double d;
+  /* zlb_parse_double refuses nan, inf, blanks and trailing text. */
+  if (zlb_parse_double(value, &d) || d < lo || (lo_open && d == lo))
+    return zlb_cli_bad_value(opt, value, want);
+  if (d > hi) {
+    zlb_cli_errorf("invalid value '%s' for %s: above the maximum %.15g%s%s", value, opt, hi,
+                   unit && *unit ? " " : "", unit ? unit : "");
+    return -1;
+  }
+  *out = d;
+  return 0;
+}
+
+int zlb_cli_split(const char *opt, const char *value, zlb_strvec_t *out) {
+  for (const char *p = value;;) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    while (n && (*p == ' ' || *p == '\t')) {
+      p++;
+      n--;
+    }
+    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+      n--;
+    if (!n) {
+      zlb_cli_errorf("%s: empty item in '%s' (a doubled or trailing comma?)", opt, value);
+      return -1;
+    }
+    if (!e)
+      break;
+    p = e + 1;
+  }
+  zlb_strvec_split(out, value, ',');
+  return 0;
+}
+
+/* Check mode (zlb_cli_check_begin): argv is read as usual, every value
+ * checked, but nothing may happen afterwards, so zlb_cli_parse answers
+ * ZLB_CLI_BAD in any case and keeps its real verdict here. */
+static struct {
+  int on, ok;
+} check;
+
+void zlb_cli_check_begin(void) {
+  check.on = 1;
+  check.ok = 0;
+}
+
+int zlb_cli_check_end(void) {
+  int ok = check.on && check.ok;
+  check.on = check.ok = 0;
+  return ok ? 0 : -1;
+}
+
+/* A value naming a file or folder: in check mode it belongs to another
+ * machine (the cluster's), so it is not looked at. */
+static int is_path_arg(const char *arg) {
+  return arg && (!strcmp(arg, "FILE") || !strcmp(arg, "DIR") || !strcmp(arg, "PATH"));
+}
+
 /* The entry named `name` (its first `len` characters), looking into
  * included tables too; NULL when there is none. */
 static const zlb_cli_option_t *find(const zlb_cli_option_t *opts, const char *name, size_t len) {
@@ -54,9 +115,10 @@ static int store(const zlb_cli_option_t *o, const char *name, const char *value)
     zlb_strvec_push(o->ptr, value);
     return 0;
   case ZLB_CLI_KIND_SPLIT:
-    zlb_strvec_split(o->ptr, value, ',');
-    return 0;
+    return zlb_cli_split(name, value, o->ptr);
   case ZLB_CLI_KIND_CALLBACK:
+    if (check.on && is_path_arg(o->arg))
+      return 0;
     return o->fn(o, name, value, o->ptr);
   default:
     return -1;
@@ -73,6 +135,11 @@ int zlb_cli_parse(const char *cmd, const zlb_cli_option_t *opts, int argc, char 
     int first = i;
 
     if (only_args || a[0] != '-' || !a[1]) {
+      if (check.on) {
+        zlb_cli_errorf("unexpected argument '%s' for 'zlbench %s' (only options go here)", a,
+                       cmd);
+        return ZLB_CLI_BAD;
+      }
       zlb_strvec_push(args, a);
       continue;
     }
@@ -80,8 +147,12 @@ int zlb_cli_parse(const char *cmd, const zlb_cli_option_t *opts, int argc, char 
       only_args = 1;
       continue;
     }
-    if (zlb_cli_is_help(a))
-      return ZLB_CLI_HELP;
+    if (zlb_cli_is_help(a)) {
+      if (!check.on)
+        return ZLB_CLI_HELP;
+      zlb_cli_errorf("'%s' is not an option to pass on to 'zlbench %s'", a, cmd);
+      return ZLB_CLI_BAD;
+    }
     eq = strchr(a, '=');
     len = eq ? (size_t)(eq - a) : strlen(a);
     o = a[1] == '-' ? find(opts, a, len) : NULL;
@@ -106,12 +177,22 @@ int zlb_cli_parse(const char *cmd, const zlb_cli_option_t *opts, int argc, char 
     {
       char name[64];
       snprintf(name, sizeof(name), "%.*s", (int)len, a);
+      /* "--ops ''" would otherwise read as no --ops at all: the whole
+       * inventory instead of nothing. */
+      if (value && !*value && !(o->flags & ZLB_CLI_EMPTY_OK)) {
+        zlb_cli_errorf("%s: empty value (give one, or leave the option out)", name);
+        return ZLB_CLI_BAD;
+      }
       if (store(o, name, value))
         return ZLB_CLI_BAD;
     }
     if (pass && (o->flags & ZLB_CLI_PASS))
       for (int k = first; k <= i; k++)
         zlb_strvec_push(pass, argv[k]);
+  }
+  if (check.on) {
+    check.ok = 1;
+    return ZLB_CLI_BAD; /* checked: the command must stop here */
   }
   return ZLB_CLI_PARSED;
 }

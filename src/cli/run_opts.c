@@ -1,6 +1,8 @@
 /* Options shared by `zlbench run`, `plan` and `batch` (which passes them on
  * to each child): one table, with their environment-variable defaults. */
+#include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,20 +13,20 @@
 
 /* ---- value checks: 0, or -1 after printing which option and what it wants -- */
 
+/* The largest budget or timeout: over two hours per measurement. */
+#define MAX_MS 1e7
+
 static int set_positive_int(const char *opt, const char *v, int *out) {
   long n;
-  if (zlb_cli_long_in(opt, v, 1, 1000000, "a positive integer", &n))
+  if (zlb_cli_long_in(opt, v, 1, 1000000, "a positive integer (1..1000000)", &n))
     return -1;
   *out = (int)n;
   return 0;
 }
 
 static int set_ms(const char *opt, const char *v, double *out) {
-  double d;
-  if (zlb_parse_double(v, &d) || d < 0 || d > 1e7)
-    return zlb_cli_bad_value(opt, v, "a non-negative number of milliseconds");
-  *out = d;
-  return 0;
+  return zlb_cli_double_in(opt, v, 0, 0, MAX_MS, "ms", "a non-negative number of milliseconds",
+                           out);
 }
 
 static int set_onoff(const char *opt, const char *v, int *out) {
@@ -37,11 +39,18 @@ static int set_onoff(const char *opt, const char *v, int *out) {
   return 0;
 }
 
+/* Decimal, or hex with 0x. At most INT64_MAX: results record the seed as a
+ * signed 64-bit JSON integer, and strtoull would wrap "-1" and saturate
+ * what it cannot hold. */
 static int set_seed(const char *opt, const char *v, uint64_t *out) {
   char *end;
-  unsigned long long s = strtoull(v, &end, 0);
-  if (!*v || *end)
-    return zlb_cli_bad_value(opt, v, "an integer");
+  unsigned long long s;
+  if (!(*v >= '0' && *v <= '9'))
+    return zlb_cli_bad_value(opt, v, "an integer in 0..9223372036854775807");
+  errno = 0;
+  s = strtoull(v, &end, 0);
+  if (*end || errno == ERANGE || s > (unsigned long long)INT64_MAX)
+    return zlb_cli_bad_value(opt, v, "an integer in 0..9223372036854775807");
   *out = s;
   return 0;
 }
@@ -75,12 +84,9 @@ static int opt_queue_launches(const zlb_cli_option_t *opt, const char *name, con
 /* A watchdog timeout of 0 would release every hold at once. */
 static int opt_positive_ms(const zlb_cli_option_t *opt, const char *name, const char *v,
                            void *ptr) {
-  double d;
   (void)opt;
-  if (zlb_parse_double(v, &d) || !(d > 0) || d > 1e7)
-    return zlb_cli_bad_value(name, v, "a positive number of milliseconds");
-  *(double *)ptr = d;
-  return 0;
+  return zlb_cli_double_in(name, v, 0, 1, MAX_MS, "ms", "a positive number of milliseconds",
+                           ptr);
 }
 
 static int opt_level(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
@@ -106,8 +112,8 @@ static int opt_max_noise(const zlb_cli_option_t *opt, const char *name, const ch
                          void *ptr) {
   double pct;
   (void)opt;
-  if (zlb_parse_double(v, &pct) || pct <= 0 || pct > 100)
-    return zlb_cli_bad_value(name, v, "a percentage in (0, 100]");
+  if (zlb_cli_double_in(name, v, 0, 1, 100, "%", "a percentage in (0, 100]", &pct))
+    return -1;
   *(double *)ptr = pct / 100.0;
   return 0;
 }
@@ -118,16 +124,12 @@ static int opt_quantiles(const zlb_cli_option_t *opt, const char *name, const ch
   zlb_strvec_t q = ZLB_STRVEC_INIT;
   int rc = 0;
   (void)opt;
-  zlb_strvec_split(&q, v, ',');
-  if (q.n == 0 || q.n > ZLB_MAX_QUANTILES)
+  if (zlb_cli_split(name, v, &q))
+    rc = -1;
+  else if (q.n == 0 || q.n > ZLB_MAX_QUANTILES)
     rc = zlb_cli_bad_value(name, v, "1 to 8 comma-separated numbers in [0, 1]");
-  for (size_t i = 0; !rc && i < q.n; i++) {
-    double d;
-    if (zlb_parse_double(q.v[i], &d) || d < 0 || d > 1)
-      rc = zlb_cli_bad_value(name, q.v[i], "a number in [0, 1]");
-    else
-      t->quantiles[i] = d;
-  }
+  for (size_t i = 0; !rc && i < q.n; i++)
+    rc = zlb_cli_double_in(name, q.v[i], 0, 0, 1, "", "a number in [0, 1]", &t->quantiles[i]);
   if (!rc)
     t->nquantiles = (int)q.n;
   zlb_strvec_release(&q);

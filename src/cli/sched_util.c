@@ -29,7 +29,8 @@ int zlb_sched_check_batch_args(const char *cmd, const zlb_strvec_t *args) {
         return -1;
       }
     }
-  return 0;
+  /* The batch reads them on the cluster: an unknown or bad one fails now. */
+  return zlb_cli_batch_check(args);
 }
 
 int zlb_find_program(const char *name, zlb_strbuf_t *out) {

@@ -8,7 +8,8 @@
 /* Append `s` to `out` as one POSIX shell word ('...' with ' escaped). */
 void zlb_sh_quote(zlb_strbuf_t *out, const char *s);
 /* The batch options given after "--": refuse the ones the scheduler
- * command sets itself (--out, --shard); 0 or -1 after an error. */
+ * command sets itself (--out, --shard) and any `zlbench batch` would
+ * refuse (unknown options, bad values); 0 or -1 after an error. */
 int zlb_sched_check_batch_args(const char *cmd, const zlb_strvec_t *args);
 /* `name` on PATH, or "" (out untouched) when it is not there. */
 int zlb_find_program(const char *name, zlb_strbuf_t *out);

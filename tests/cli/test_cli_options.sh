@@ -35,6 +35,107 @@ ZL_TIMER=bogus expect_rc 0 "$ZLBENCH" plan --backend host --timer direct
 ZL_TIMER=bogus expect_rc 2 "$ZLBENCH" plan --backend host
 expect_in "$TMP/err" "invalid value 'bogus' for ZL_TIMER"
 
+# Floating-point values mean a number: nan, inf, blanks and trailing text
+# are refused (nan used to run each row with one sample), for every such
+# option and environment default; above the maximum, the maximum is named.
+for v in nan NaN inf -inf 1e999 "5 " " 5" 5ms 0x; do
+  for o in --rep-ms --warmup-ms --min-time-ms --timeout-ms --queue-timeout-ms \
+    --queue-batch-ms --graph-replay-ms --max-noise --quantiles; do
+    # list items are trimmed: " 5" is the quantile 5, refused as above 1
+    case "$o:$v" in "--quantiles:5 " | "--quantiles: 5") continue ;; esac
+    expect_rc 2 "$ZLBENCH" run add --backend host "$o" "$v"
+    expect_in "$TMP/err" "invalid value '$v' for $o: expected"
+  done
+done
+ZL_REP_MS=nan expect_rc 2 "$ZLBENCH" plan --backend host
+expect_in "$TMP/err" "invalid value 'nan' for ZL_REP_MS: expected a non-negative number"
+ZL_WARMUP_MS=inf expect_rc 2 "$ZLBENCH" plan --backend host
+expect_in "$TMP/err" "invalid value 'inf' for ZL_WARMUP_MS"
+expect_rc 2 "$ZLBENCH" run add --backend host --rep-ms 1e9
+expect_in "$TMP/err" "invalid value '1e9' for --rep-ms: above the maximum 10000000 ms"
+expect_rc 2 "$ZLBENCH" run add --backend host --max-noise 200
+expect_in "$TMP/err" "invalid value '200' for --max-noise: above the maximum 100 %"
+expect_rc 2 "$ZLBENCH" run add --backend host --quantiles 0.5,1.5
+expect_in "$TMP/err" "invalid value '1.5' for --quantiles: above the maximum 1"
+expect_rc 2 "$ZLBENCH" batch --backend host --ops add --timeout inf --out "$TMP/bt"
+expect_in "$TMP/err" "invalid value 'inf' for --timeout: expected a positive number of seconds"
+expect_rc 2 "$ZLBENCH" batch --backend host --ops add --timeout nan --out "$TMP/bt"
+expect_in "$TMP/err" "invalid value 'nan' for --timeout"
+expect_rc 2 "$ZLBENCH" compare --threshold nan "$TMP/a" "$TMP/b"
+expect_in "$TMP/err" "invalid value 'nan' for --threshold"
+[ -e "$TMP/bt" ] && fail "a batch with a bad --timeout created its output folder"
+# Integers: the range is named, and one beyond 64 bits is refused, not wrapped.
+expect_rc 2 "$ZLBENCH" run add --backend host --seed 99999999999999999999999
+expect_in "$TMP/err" "invalid value '99999999999999999999999' for --seed: expected an integer in 0..9223372036854775807"
+expect_rc 2 "$ZLBENCH" run add --backend host --seed -1
+expect_in "$TMP/err" "invalid value '-1' for --seed"
+expect_rc 2 "$ZLBENCH" run add --backend host --seed 9223372036854775808
+expect_in "$TMP/err" "invalid value '9223372036854775808' for --seed"
+ZL_SEED=' 7' expect_rc 2 "$ZLBENCH" plan --backend host
+expect_in "$TMP/err" "invalid value ' 7' for ZL_SEED"
+expect_rc 0 "$ZLBENCH" run add --backend host --dtypes float32 --shape-file "$SH" \
+  --out "$TMP/sd" --seed 9223372036854775807 $QUICK
+expect_in "$TMP/sd/run_identity.json" '"seed": 9223372036854775807'
+expect_rc 2 "$ZLBENCH" run add --backend host --repeat 99999999999999999999
+expect_in "$TMP/err" "invalid value '99999999999999999999' for --repeat: expected a positive integer (1..1000000)"
+expect_rc 2 "$ZLBENCH" run add --backend host --device 99999999999999999999
+expect_in "$TMP/err" "for --device: expected a device ordinal (0..4096)"
+expect_rc 2 "$ZLBENCH" batch --backend host --ops add --retries 18446744073709551617
+expect_in "$TMP/err" "invalid value '18446744073709551617' for --retries: expected 0..100"
+
+# An empty value is an error naming the option, in both forms: it used to
+# mean "not given" (--ops '' screened the whole inventory).
+for o in --backend --shape-file --out --dtypes --timer --deny-file --json --lib; do
+  expect_rc 2 "$ZLBENCH" run add "$o" ''
+  expect_in "$TMP/err" "$o: empty value"
+  expect_rc 2 "$ZLBENCH" run add "$o="
+  expect_in "$TMP/err" "$o: empty value"
+done
+for o in --ops --devices --gpus --out --inventory --shard --replay --shape-file --backend; do
+  expect_rc 2 "$ZLBENCH" batch "$o" '' --out "$TMP/be"
+  expect_in "$TMP/err" "$o: empty value"
+done
+expect_rc 2 "$ZLBENCH" batch --backend host --ops ',' --out "$TMP/be"
+expect_in "$TMP/err" "--ops: empty item in ','"
+expect_rc 2 "$ZLBENCH" batch --backend host --ops 'add,,mul' --out "$TMP/be"
+expect_in "$TMP/err" "--ops: empty item in 'add,,mul'"
+expect_rc 2 "$ZLBENCH" batch --backend host --ops add --devices '0,' --out "$TMP/be"
+expect_in "$TMP/err" "--devices: empty item in '0,'"
+expect_rc 2 "$ZLBENCH" run add --backend host --quantiles '0.5,,0.9'
+expect_in "$TMP/err" "--quantiles: empty item in '0.5,,0.9'"
+[ -e "$TMP/be" ] && fail "a batch with an empty option value created its output folder"
+for cmd in list plan inventory devices; do
+  expect_rc 2 "$ZLBENCH" $cmd --backend=
+  expect_in "$TMP/err" "--backend: empty value"
+done
+expect_rc 2 "$ZLBENCH" summary "$TMP" --out ''
+expect_in "$TMP/err" "--out: empty value"
+expect_rc 2 "$ZLBENCH" compare "$TMP/a" "$TMP/b" --format=
+expect_in "$TMP/err" "--format: empty value"
+# An empty environment variable still means unset (the shell convention).
+ZL_BACKEND= ZL_SHAPE_FILE= ZL_REP_MS= expect_rc 0 "$ZLBENCH" plan --backend host
+
+# Operator libraries: a file that is no shared library is bad input (exit
+# 2, the path and the loader's words), like a missing one; a folder
+# without any operator library is named as such, not as an unknown operator.
+echo x >"$TMP/fake.so"
+( cd "$TMP" && expect_rc 2 "$ZLBENCH" run add --backend host --lib fake.so ) || exit 1
+expect_in "$TMP/err" "cannot load operator library 'fake.so': not an ELF shared library ("
+expect_in "$TMP/err" "file too short)"
+ZL_OP_LIBS="$TMP/fake.so" expect_rc 2 "$ZLBENCH" run add --backend host
+expect_in "$TMP/err" "ZL_OP_LIBS: cannot load operator library '$TMP/fake.so': not an ELF shared library"
+expect_rc 2 "$ZLBENCH" run add --backend host --lib "$TMP"
+expect_in "$TMP/err" "cannot load operator library '$TMP': not a regular file"
+expect_rc 2 "$ZLBENCH" run add --backend host --lib "$(command -v sh)"
+expect_in "$TMP/err" "cannot load operator library '$(command -v sh)': "
+expect_rc 2 "$ZLBENCH" run add --backend host --lib "$TMP/missing.so"
+expect_in "$TMP/err" "operator library '$TMP/missing.so' does not exist"
+mkdir "$TMP/nolibs"
+ZL_LIB_DIR="$TMP/nolibs" expect_rc 2 "$ZLBENCH" run relu --backend host
+expect_in "$TMP/err" "unknown operator 'relu': no operator library found in ZL_LIB_DIR=$TMP/nolibs (expected libzlb_ops_host.so"
+ZL_LIB_DIR="$TMP/nolibs" expect_rc 2 "$ZLBENCH" plan relu --backend host
+expect_in "$TMP/err" "no operator library found in ZL_LIB_DIR=$TMP/nolibs"
+
 # batch: both forms, and the run options reach every child verbatim.
 B() { "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 --shape-file "$TSH" "$@"; }
 expect_rc 0 B --ops=good_copy --out="$TMP/b1" --repeat=2 --warmup-ms=1 --rep-ms=2 --retries=0

@@ -82,6 +82,23 @@ expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c --vendor acme
 expect_in "$TMP/err" "unknown --vendor 'acme'"
 expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c -- --out /elsewhere
 expect_in "$TMP/err" "'--out' is set by 'zlbench k8s'"
+# The batch options are checked as `zlbench batch` reads them: an unknown
+# or bad one fails here, not in every pod. Paths are the pod's: not looked at.
+expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c -- --frobnicate
+expect_in "$TMP/err" "unknown option '--frobnicate' for 'zlbench batch'"
+expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c -- --backend host --rep-ms nan
+expect_in "$TMP/err" "invalid value 'nan' for --rep-ms"
+expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c -- --retries
+expect_in "$TMP/err" "option '--retries' needs a value"
+expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c -- --ops ''
+expect_in "$TMP/err" "--ops: empty value"
+expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c -- relu
+expect_in "$TMP/err" "unexpected argument 'relu' for 'zlbench batch'"
+expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c -- --help
+expect_in "$TMP/err" "'--help' is not an option to pass on to 'zlbench batch'"
+expect_rc 0 "$ZLBENCH" k8s --shards 2 --image i --claim c -- --backend host \
+  --ops-file /results/ops.txt --replay-from /results/old --shape-file /results/s.yaml --retries 1
+expect_in "$TMP/out" "'--ops-file' '/results/ops.txt' '--replay-from' '/results/old'"
 expect_rc 2 "$ZLBENCH" k8s --shards 2 --image 'i;rm -rf /' --claim c
 expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim Bad_Name
 printf 'kind: Job\nname: @NOPE@\n' >"$TMP/bad.yaml"

@@ -15,6 +15,16 @@
 set -o pipefail
 trap 'slurm_stop; rm -rf "$TMP"' EXIT
 trap 'exit 143' TERM INT
+# The batch options after "--" are checked as `zlbench batch` reads them,
+# before anything is written or submitted: an unknown or bad one used to
+# fail only on the cluster. Needs no cluster.
+expect_rc 2 "$ZLBENCH" slurm --out "$TMP/bad" --shards 2 -- --frobnicate
+expect_in "$TMP/err" "unknown option '--frobnicate' for 'zlbench batch'"
+expect_rc 2 "$ZLBENCH" slurm --out "$TMP/bad" --shards 2 -- --backend host --rep-ms nan
+expect_in "$TMP/err" "invalid value 'nan' for --rep-ms"
+expect_rc 2 "$ZLBENCH" slurm --out "$TMP/bad" --shards 2 -- --ops ''
+expect_in "$TMP/err" "--ops: empty value"
+[ -e "$TMP/bad" ] && fail "slurm wrote its folder for bad batch options"
 slurm_start "$TMP/cluster"
 case $? in 0) ;; 77) exit 77 ;; *) fail "could not start the Slurm cluster" ;; esac
 printf 'default:\n  shapes: [[16, 16]]\nmm:\n  shapes: [[16, 16, 16]]\n' >"$TMP/tiny.yaml"
