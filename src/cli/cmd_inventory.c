@@ -24,7 +24,7 @@ static int cmp_entry(const void *a, const void *b) {
 int zlb_cmd_inventory(int argc, char **argv) {
   zlb_op_set_t set = ZLB_OP_SET_INIT;
   zlb_strvec_t libs = ZLB_STRVEC_INIT, warn = ZLB_STRVEC_INIT, backends = ZLB_STRVEC_INIT;
-  zlb_strbuf_t inv = ZLB_STRBUF_INIT;
+  zlb_strbuf_t inv = ZLB_STRBUF_INIT, shown = ZLB_STRBUF_INIT;
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_strvec_t args = ZLB_STRVEC_INIT;
   const char *backend = NULL, *inv_path = NULL;
@@ -113,13 +113,15 @@ int zlb_cmd_inventory(int argc, char **argv) {
       printf("%s: %zu operators\n", be, listed.n);
       for (size_t i = 0; i < listed.n; i++) {
         const zlb_op_entry_t *e = zlb_ops_find(&set, listed.v[i], be);
-        printf("  %-20s %s\n", listed.v[i], e ? e->op->family : "(not registered)");
+        /* names from the inventory file: shown with control bytes escaped */
+        printf("  %-20s %s\n", zlb_printable(&shown, listed.v[i]),
+               e ? e->op->family : "(not registered)");
       }
     } else {
       for (size_t i = 0; i < listed.n; i++)
         if (!zlb_ops_find(&set, listed.v[i], be)) {
-          printf("%s: '%s' is listed in %s but no library registers it\n", be, listed.v[i],
-                 inv.buf);
+          printf("%s: '%s' is listed in %s but no library registers it\n", be,
+                 zlb_printable(&shown, listed.v[i]), inv.buf);
           problems++;
         }
       for (size_t i = 0; i < set.n; i++)
@@ -143,6 +145,7 @@ out:
   zlb_strvec_release(&warn);
   zlb_strvec_release(&backends);
   zlb_strbuf_release(&inv);
+  zlb_strbuf_release(&shown);
   zlb_strvec_release(&args);
   return code;
 }

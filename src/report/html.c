@@ -158,8 +158,26 @@ static op_agg_t *per_op(const zlb_res_set_t *s, size_t *nops) {
   return v;
 }
 
+/* `v` in `fmt`, one fixed-point conversion, while below 1e9; beyond it
+ * in %g form, so that a 1e308 from a results file is not 300 digits. */
+static const char *bnum(char buf[48], const char *fmt, double v) {
+  if (fabs(v) < 1e9)
+    snprintf(buf, 48, fmt, v);
+  else
+    snprintf(buf, 48, strchr(fmt, '+') ? "%+.4g" : "%.4g", v);
+  return buf;
+}
+
 static void num(zlb_strbuf_t *o, double v, const char *fmt) {
-  if (isfinite(v))
+  const char *pc = strchr(fmt, '%'), *end = pc ? pc + strcspn(pc, "fg") : NULL;
+  char buf[48], spec[16];
+  if (isfinite(v) && pc && *end && (size_t)(end - pc) < sizeof(spec) - 1) {
+    memcpy(spec, pc, (size_t)(end - pc) + 1);
+    spec[end - pc + 1] = '\0';
+    zlb_strbuf_add(o, fmt, (size_t)(pc - fmt));
+    zlb_strbuf_addstr(o, bnum(buf, spec, v));
+    zlb_strbuf_addstr(o, end + 1);
+  } else if (isfinite(v))
     zlb_strbuf_addf(o, fmt, v);
   else
     zlb_strbuf_addstr(o, "&ndash;");
@@ -215,6 +233,7 @@ static void overview(zlb_strbuf_t *o, const zlb_html_input_t *in, const op_agg_t
 /* Horizontal bars of log(speedup) around 1. */
 static void speedup_chart(zlb_strbuf_t *o, const op_agg_t *ops, size_t nops) {
   const int W = 900, L = 200, R = 70, H = 18;
+  char b1[48], b2[48];
   double maxl = log(2.0);
   size_t nb = 0;
   int h, mid = L + (W - L - R) / 2, half = (W - L - R) / 2;
@@ -236,9 +255,10 @@ static void speedup_chart(zlb_strbuf_t *o, const op_agg_t *ops, size_t nops) {
                   h - 20);
   zlb_strbuf_addf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#5d6677\">1&times;"
                      "</text><text x=\"%d\" y=\"%d\" text-anchor=\"start\" fill=\"#5d6677\">"
-                     "%.2f&times;</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
-                     "fill=\"#5d6677\">%.2f&times;</text>",
-                  mid, h - 6, L, h - 6, exp(-maxl), W - R, h - 6, exp(maxl));
+                     "%s&times;</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
+                     "fill=\"#5d6677\">%s&times;</text>",
+                  mid, h - 6, L, h - 6, bnum(b1, "%.2f", exp(-maxl)), W - R, h - 6,
+                  bnum(b2, "%.2f", exp(maxl)));
   nb = 0;
   for (size_t i = 0; i < nops; i++) {
     double l, g;
@@ -253,14 +273,14 @@ static void speedup_chart(zlb_strbuf_t *o, const op_agg_t *ops, size_t nops) {
       len = 1;
     zlb_strbuf_addf(o, "<g class=\"bar\"><title>");
     E(ops[i].op);
-    zlb_strbuf_addf(o, ": %.3fx over %zu rows</title><text x=\"%d\" y=\"%d\" "
+    zlb_strbuf_addf(o, ": %sx over %zu rows</title><text x=\"%d\" y=\"%d\" "
                        "text-anchor=\"end\">",
-                    g, ops[i].n, L - 6, y + 12);
+                    bnum(b1, "%.3f", g), ops[i].n, L - 6, y + 12);
     E(ops[i].op);
     zlb_strbuf_addf(o, "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"2\" "
-                       "fill=\"%s\"/><text x=\"%d\" y=\"%d\" fill=\"#1d2330\">%.3f</text></g>",
+                       "fill=\"%s\"/><text x=\"%d\" y=\"%d\" fill=\"#1d2330\">%s</text></g>",
                     l >= 0 ? mid : mid - len, y + 2, len, H - 5, l >= 0 ? "#2e9d55" : "#d9534f",
-                    l >= 0 ? mid + len + 4 : mid + 4, y + 12, g);
+                    l >= 0 ? mid + len + 4 : mid + 4, y + 12, bnum(b1, "%.3f", g));
     nb++;
   }
   zlb_strbuf_addstr(o, "</svg></section>");
@@ -601,6 +621,7 @@ static void rows_table(zlb_strbuf_t *o, const zlb_res_set_t *s) {
 
 static void verdicts(zlb_strbuf_t *o, const zlb_html_input_t *in) {
   const zlb_cmp_t *c = in->cmp;
+  char b1[48], b2[48];
   size_t shown = 0;
   zlb_strbuf_addstr(o, "<section id=\"compare\"><h2>Compared with ");
   E(in->cmp_label);
@@ -644,12 +665,13 @@ static void verdicts(zlb_strbuf_t *o, const zlb_html_input_t *in) {
     num(o, p->b_ms, "%.6f");
     zlb_strbuf_addstr(o, "</td><td class=\"n\">");
     if (p->a && p->b && isfinite(p->st.ratio))
-      zlb_strbuf_addf(o, "%+.1f%%", 100 * (p->st.ratio - 1));
+      zlb_strbuf_addf(o, "%s%%", bnum(b1, "%+.1f", 100 * (p->st.ratio - 1)));
     else
       zlb_strbuf_addstr(o, "&ndash;");
     zlb_strbuf_addstr(o, "</td><td class=\"n\">");
     if (p->a && p->b && isfinite(p->st.lo))
-      zlb_strbuf_addf(o, "%+.1f%% &hellip; %+.1f%%", 100 * (p->st.lo - 1), 100 * (p->st.hi - 1));
+      zlb_strbuf_addf(o, "%s%% &hellip; %s%%", bnum(b1, "%+.1f", 100 * (p->st.lo - 1)),
+                      bnum(b2, "%+.1f", 100 * (p->st.hi - 1)));
     else
       zlb_strbuf_addstr(o, "&ndash;");
     zlb_strbuf_addstr(o, "</td><td class=\"n\">");

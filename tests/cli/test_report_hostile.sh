@@ -112,6 +112,19 @@ for fmt in text md csv; do
     --format $fmt --fail-on never
   LC_ALL=C grep -Eq '[0-9]{30}' "$TMP/out" && { cat "$TMP/out" >&2; fail "$fmt: a 300-digit number"; }
 done
+# The HTML report too: a 1e308 speedup, and a 1e300 change against it.
+mkdir -p "$TMP/HR/ops/relu"
+printf '{"schema": "zlbench.results/1", "operator": "relu", "tables": [{"dtype": "float32", "rows": [{"status": "SUCCESS", "shape": "[1]", "speedup": 1e308, "gbps": 1e300, "baseline": {"impl": "ref", "ms": 1e7, "samples": [1e7, 1e7, 1e7]}, "candidate": {"impl": "cand", "ms": 1e-300, "samples": [1e-300, 1e-300, 1e-300]}}]}]}\n' \
+  >"$TMP/HR/ops/relu/results.json"
+expect_rc 0 "$ZLBENCH" report "$TMP/HR"
+expect_rc 0 "$ZLBENCH" report "$TMP/A0" --compare "$TMP/HR" --fail-on never --out "$TMP/HR/c.html"
+expect_in "$TMP/HR/c.html" "+1e+302%"
+LC_ALL=C grep -Eq '[0-9]{30}' "$TMP/HR/report.html" "$TMP/HR/c.html" && fail "report: a 300-digit number"
+# inventory prints the names of an inventory file escaped.
+printf 'host:\n  - "relu\\e[2J\\a"\n' >"$TMP/inv.yaml"
+expect_rc 0 "$ZLBENCH" inventory --backend host --inventory "$TMP/inv.yaml"
+no_ctl "$TMP/out"
+expect_in "$TMP/out" 'relu\x1b[2J\x07'
 
 # 6 and 7: the history database.
 if "$ZLBENCH" history list --db "$TMP/probe.db" 2>&1 | grep -q "built without SQLite"; then
