@@ -203,6 +203,8 @@ if command -v setpriv >/dev/null &&
   AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
   ro_ok=setpriv
 elif command -v chattr >/dev/null && chmod 755 "$RO" && chattr +i "$RO/h.sqlite" 2>/dev/null; then
+  # an immutable file outlives rm -rf: undo it whatever happens
+  trap 'chattr -i "$RO/h.sqlite" 2>/dev/null; rm -rf "$TMP"' EXIT
   AS=
   ro_ok=chattr
 fi
