@@ -17,8 +17,10 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
         "selection and shard count, backend, tool version, dtypes, run options, time\n"
         "limit and retries). Each operator comes from the shard the host hash gives it;\n"
         "the operators no shard finished are listed with that shard. A DIR without a\n"
-        "shard's run_identity.json counts as a shard that never started. Merging again\n"
-        "(after a missing shard ran) completes OUT.\n"
+        "shard's run_identity.json counts as a shard that never started. OUT must be\n"
+        "new, empty, or an earlier merge of the same batch. An operator whose folder is\n"
+        "or holds a symbolic link is refused (missing). Merging again (after a missing\n"
+        "shard ran) completes OUT.\n"
         "\n"
         "options:\n",
         f);
