@@ -32,6 +32,17 @@ int zlb_dtype_list_parse(const char *csv, uint32_t *mask, zlb_error_t *err) {
   zlb_strvec_t v = ZLB_STRVEC_INIT;
   int rc = 0;
   *mask = 0;
+  /* "float16,,bfloat16" or a trailing comma: a list with a hole is a typo,
+   * not a shorter list. */
+  for (const char *p = csv;; p++) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (strspn(p, " \t") >= n && (e || p != csv))
+      return zlb_error_set(err, ZLB_EINVAL, "empty item in dtype list '%s'", csv);
+    if (!e)
+      break;
+    p = e;
+  }
   zlb_strvec_split(&v, csv, ',');
   for (size_t i = 0; i < v.n; i++) {
     zlb_dtype_t d;

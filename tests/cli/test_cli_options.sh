@@ -103,6 +103,10 @@ expect_rc 2 "$ZLBENCH" batch --backend host --ops add --devices '0,' --out "$TMP
 expect_in "$TMP/err" "--devices: empty item in '0,'"
 expect_rc 2 "$ZLBENCH" run add --backend host --quantiles '0.5,,0.9'
 expect_in "$TMP/err" "--quantiles: empty item in '0.5,,0.9'"
+expect_rc 2 "$ZLBENCH" plan add --backend host --dtypes 'float32,'
+expect_in "$TMP/err" "--dtypes: empty item in dtype list 'float32,'"
+DTYPES='float32,,float16' expect_rc 2 "$ZLBENCH" plan add --backend host
+expect_in "$TMP/err" "DTYPES: empty item in dtype list 'float32,,float16'"
 [ -e "$TMP/be" ] && fail "a batch with an empty option value created its output folder"
 for cmd in list plan inventory devices; do
   expect_rc 2 "$ZLBENCH" $cmd --backend=
