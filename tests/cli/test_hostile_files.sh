@@ -91,6 +91,13 @@ rm -f rp/ops_status.csv && mkfifo rp/ops_status.csv
 expect_rc 0 timeout 20 "$Z" report rp --out rp.html
 expect_in "$TMP/err" "ops_status.csv': is a FIFO"
 rm -rf rp
+# A failed operator's stderr.log (its tail goes into the report) as a FIFO.
+expect_rc 0 "$Z" batch $H --ops relu --out bf
+sed -i 's/^relu,ok,/relu,failed,/' bf/ops_status.csv
+rm -f bf/ops/relu/stderr.log && mkfifo bf/ops/relu/stderr.log
+expect_rc 0 timeout 20 "$Z" report bf --out bf.html
+expect_in bf.html "relu"
+rm -rf bf
 
 # ---- reads: summary's logs ----------------------------------------------
 mkdir -p sm && cp r1/run.log sm/ && cp big64.log sm/big.log
