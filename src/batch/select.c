@@ -5,6 +5,11 @@
 #include "zlbench/batch.h"
 #include "zlbench/yaml.h"
 
+/* Entries one inventory list or dismiss list may hold: far more than any
+ * corpus, and it bounds the duplicate checks (quadratic: a 16 MiB list would
+ * take hours). */
+#define MAX_ENTRIES 10000
+
 int zlb_inventory_load(const char *path, const char *backend, zlb_strvec_t *ops,
                        zlb_error_t *err) {
   zlb_yaml_doc_t doc = ZLB_YAML_DOC_INIT;
@@ -24,6 +29,11 @@ int zlb_inventory_load(const char *path, const char *backend, zlb_strvec_t *ops,
   if (list->kind != ZLB_YAML_SEQ) {
     rc = zlb_error_set(err, ZLB_EPARSE, "%s:%d: '%s' must list operator names", path,
                        list->line, backend);
+    goto out;
+  }
+  if (list->n > MAX_ENTRIES) {
+    rc = zlb_error_set(err, ZLB_EPARSE, "%s:%d: '%s' lists more than %d operators", path,
+                       list->line, backend, MAX_ENTRIES);
     goto out;
   }
   for (size_t i = 0; i < list->n; i++) {
@@ -61,6 +71,11 @@ int zlb_dismiss_load(const char *path, const char *backend, zlb_strvec_t *ops,
     rc = zlb_error_set(err, ZLB_EPARSE,
                        "%s:%d: 'dismissed' must be a list of {op: NAME, reason: TEXT}", path,
                        list->line);
+    goto out;
+  }
+  if (list->n > MAX_ENTRIES) {
+    rc = zlb_error_set(err, ZLB_EPARSE, "%s:%d: more than %d dismissals", path, list->line,
+                       MAX_ENTRIES);
     goto out;
   }
   for (size_t i = 0; i < list->n; i++) {

@@ -32,6 +32,11 @@ static const char *const *flaggems_classes(const char *family) {
  * layer refuses it), so no extent of a runnable shape is larger. */
 #define MAX_EXTENT ((int64_t)1 << 48)
 
+/* Shapes one key may list (its shapes and comprehensive_shapes together):
+ * far more than a benchmark runs, and it bounds the duplicate check below,
+ * which is quadratic (a 16 MiB file of distinct shapes would take hours). */
+#define MAX_SHAPES 10000
+
 /* The shape as written ("[99999999999999999999999, 64]"), cut short, for
  * messages. */
 static void shape_text(const zlb_yaml_node_t *dims, char *buf, size_t len) {
@@ -158,6 +163,9 @@ static int add_list(const zlb_yaml_node_t *list, const char *file, const char *w
   if (list->kind != ZLB_YAML_SEQ)
     return zlb_error_set(err, ZLB_EPARSE, "%s:%d: '%s' must be a list of shapes", file,
                          list->line, what);
+  if (list->n > MAX_SHAPES - out->n)
+    return zlb_error_set(err, ZLB_EPARSE, "%s:%d: more than %d shapes for one key", file,
+                         list->line, MAX_SHAPES);
   out->v = zlb_xrealloc(out->v, (out->n + list->n) * sizeof(*out->v));
   for (size_t i = 0; i < list->n; i++) {
     zlb_shape_t s;

@@ -1,0 +1,92 @@
+/* Limits on untrusted input that are not a parser's own (docs/limits.md):
+ * each at its edge. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "zlbench/base.h"
+#include "zlbench/batch.h"
+#include "zlbench/ops.h"
+
+/* A shape file whose key lists `n` distinct 1-D shapes. */
+static void write_shapes(const char *path, int n) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("relu:\n  shapes:\n", f);
+  for (int i = 1; i <= n; i++)
+    fprintf(f, "    - [%d]\n", i);
+  assert_int_equal(fclose(f), 0);
+}
+
+/* More than 10000 shapes for one key is refused before the duplicate
+ * check (quadratic: a 16 MiB file of distinct shapes would take hours). */
+static void test_shape_count(void **state) {
+  char dir[] = "/tmp/zlb-limits-XXXXXX", path[64];
+  zlb_shape_list_t l = ZLB_SHAPE_LIST_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof(path), "%s/s.yaml", dir);
+  write_shapes(path, 10001);
+  assert_int_equal(zlb_shapes_resolve(path, "relu", "unary_pointwise", 0, 1, &l, &err),
+                   ZLB_EPARSE);
+  if (!strstr(err.msg, "more than 10000 shapes for one key"))
+    fail_msg("unexpected message: %s", err.msg);
+  assert_int_equal(l.n, 0);
+  write_shapes(path, 3);
+  assert_int_equal(zlb_shapes_resolve(path, "relu", "unary_pointwise", 0, 1, &l, &err), 0);
+  assert_int_equal(l.n, 3);
+  zlb_shape_list_release(&l);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* An inventory list or a dismiss list of more than 10000 entries is
+ * refused before its duplicate checks (quadratic, as the shapes'). */
+static void test_selection_count(void **state) {
+  char dir[] = "/tmp/zlb-limits-XXXXXX", path[64];
+  zlb_strvec_t ops = ZLB_STRVEC_INIT, why = ZLB_STRVEC_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  FILE *f;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof(path), "%s/i.yaml", dir);
+  assert_non_null(f = fopen(path, "w"));
+  fputs("host:\n", f);
+  for (int i = 0; i <= 10000; i++)
+    fprintf(f, "  - op%d\n", i);
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(zlb_inventory_load(path, "host", &ops, &err), ZLB_EPARSE);
+  if (!strstr(err.msg, "'host' lists more than 10000 operators"))
+    fail_msg("unexpected message: %s", err.msg);
+  zlb_strvec_release(&ops);
+
+  assert_non_null(f = fopen(path, "w"));
+  fputs("dismissed:\n", f);
+  for (int i = 0; i <= 10000; i++)
+    fprintf(f, "  - {op: op%d, reason: slow}\n", i);
+  assert_int_equal(fclose(f), 0);
+  err = (zlb_error_t)ZLB_ERROR_INIT;
+  assert_int_equal(zlb_dismiss_load(path, "host", &ops, &why, &err), ZLB_EPARSE);
+  if (!strstr(err.msg, "more than 10000 dismissals"))
+    fail_msg("unexpected message: %s", err.msg);
+  zlb_strvec_release(&ops);
+  zlb_strvec_release(&why);
+  unlink(path);
+  rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_shape_count),
+      cmocka_unit_test(test_selection_count),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
