@@ -121,8 +121,9 @@ int zlb_cli_split(const char *opt, const char *value, zlb_strvec_t *out);
  * not look at values that name a file or folder (arg FILE, DIR or PATH:
  * they belong to the machine that will run the command), refuses
  * arguments that are not options and --help, and always returns
- * ZLB_CLI_BAD so that the command stops right after parsing. end() is 0
- * when every option was good, else -1. */
+ * ZLB_CLI_BAD so that the command stops right after parsing (a command
+ * checked this way must do nothing before its zlb_cli_parse call but set
+ * up its table). end() is 0 when every option was good, else -1. */
 void zlb_cli_check_begin(void);
 int zlb_cli_check_end(void);
 
