@@ -549,10 +549,27 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     int running = 0, pending = 0;
     zlb__servers_poll(&b, 0);
     for (size_t d = 0; d < b.devices.n; d++) {
-      int busy = 0;
-      for (size_t i = 0; i < b.njobs; i++)
-        busy += b.jobs[i].slot == (int)d && b.jobs[i].state == ZLB__JOB_RUNNING;
-      if (busy >= b.per_device)
+      int busy = 0, alone = 0;
+      zlb__job_t *waiting = NULL;
+      for (size_t i = 0; i < b.njobs; i++) {
+        zlb__job_t *k = &b.jobs[i];
+        if (k->slot != (int)d)
+          continue;
+        if (k->state == ZLB__JOB_RUNNING) {
+          busy++;
+          alone |= k->alone == 2;
+        } else if (k->state == ZLB__JOB_QUEUED && k->alone == 1 && !waiting) {
+          waiting = k;
+        }
+      }
+      /* A child to rerun alone: nothing new starts on its device until it
+       * has the device to itself, and nothing beside it while it runs. */
+      if (waiting) {
+        if (!busy)
+          zlb__launch_alone(&b, waiting);
+        continue;
+      }
+      if (alone || busy >= b.per_device)
         continue;
       for (size_t i = 0; i < b.njobs; i++) {
         zlb__job_t *j = &b.jobs[i];

@@ -82,6 +82,12 @@ typedef struct zlb__job {
    * place of ops/<op> only once complete (a --force rerun, a replay):
    * until then the earlier results and their status row stay. */
   int staged;
+  /* Children sharing a device (--jobs-per-device > 1) share its memory: a
+   * child that ran out of it beside others runs once more alone before
+   * its failure counts. shared: another child ran on the device during
+   * the current one; alone: 0, 1 waiting for the device to empty, 2
+   * running alone; alone_used: that rerun was spent. */
+  int shared, alone, alone_used;
   double t0;
   zlb__status_row_t row;
 } zlb__job_t;
@@ -220,6 +226,9 @@ void zlb__servers_poll(zlb__batch_t *b, int stop);
 
 /* job.c: one operator's state machine. */
 int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
+/* Start job j's next child alone on its device (the device is idle): the
+ * rerun of a child that ran out of memory beside others. */
+void zlb__launch_alone(zlb__batch_t *b, zlb__job_t *j);
 /* A child ended: retry, advance, fall back a level, or finish. */
 void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j);
 /* Reuse finished results from --replay/--replay-from; 1 when reused. */

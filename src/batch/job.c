@@ -101,6 +101,13 @@ int zlb__status_is_ok(const char *status) {
 void zlb__finish_job(zlb__batch_t *b, zlb__job_t *j) {
   zlb_error_t e = ZLB_ERROR_INIT;
   j->row.seconds = zlb_now_s() - j->t0;
+  if (j->alone_used) {
+    zlb_strbuf_t note = ZLB_STRBUF_INIT;
+    zlb_strbuf_addf(&note, "ran alone on its device after running out of memory beside other "
+                    "children%s%s", j->row.note[0] ? "; " : "", j->row.note);
+    zlb_strlcpy(j->row.note, note.buf, sizeof(j->row.note));
+    zlb_strbuf_release(&note);
+  }
   /* The results are complete (and, staged, in place) before the status
    * row says so; otherwise the operator is not finished and the batch
    * stops (a staged one keeps its earlier results and row). */
@@ -156,7 +163,7 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   zlb__push_device_env(b, j->slot, &env);
   zlb_strvec_push(&env, "NO_COLOR=1");
   /* Children sharing a device say so in their identities (a caliber). */
-  zlb_strvec_pushf(&env, "ZL_CHILDREN_PER_DEVICE=%d", b->per_device);
+  zlb_strvec_pushf(&env, "ZL_CHILDREN_PER_DEVICE=%d", j->alone == 2 ? 1 : b->per_device);
   /* When the child was started, for its own account of where its seconds
    * went (the plugin's timeline: the fork-server client's start). */
   zlb_strvec_pushf(&env, "ZL_SPAWN_AT=%.3f", zlb_epoch_s());
@@ -166,6 +173,13 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
     u->runs++;
     j->row.attempts++;
     j->state = ZLB__JOB_RUNNING;
+    /* Which children share the device from now on (they share its memory). */
+    j->shared = 0;
+    for (size_t i = 0; i < b->njobs; i++) {
+      zlb__job_t *k = &b->jobs[i];
+      if (k != j && k->slot == j->slot && k->state == ZLB__JOB_RUNNING)
+        k->shared = j->shared = 1;
+    }
   }
 out:
   zlb_strvec_release(&argv);
@@ -324,6 +338,23 @@ static void launch(zlb__batch_t *b, zlb__job_t *j) {
   }
 }
 
+void zlb__launch_alone(zlb__batch_t *b, zlb__job_t *j) {
+  j->alone = 2;
+  launch(b, j);
+}
+
+/* Does a child's first error line say the device ran out of memory? The
+ * words of CUDA, torch, Triton, HIP, MUSA and CANN runtimes. */
+static int out_of_memory(const char *sig) {
+  static const char *const keys[] = {"out of memory", "OutOfMemoryError", "OUT_OF_MEMORY",
+                                     "ErrorOutOfMemory", "ErrorMemoryAllocation",
+                                     "MemoryAllocation"};
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+    if (strcasestr(sig, keys[i]))
+      return 1;
+  return 0;
+}
+
 /* A child ended: retry, advance, fall back a level, or finish. */
 void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
   zlb__unit_t *u = current_unit(j);
@@ -334,6 +365,8 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
   const char *st;
   int accepted;
 
+  if (j->alone == 2)
+    j->alone = 0; /* its rerun alone ended: what follows shares the device again */
   /* The provider says what the end means in zlbench's exit codes. */
   b->prov->classify(b, j, &j->child.exit, &v);
   if (!ex->timed_out && !ex->signaled)
@@ -387,6 +420,16 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     zlb_strlcpy(u->signature, sig, sizeof(u->signature));
     attempt_line(b, j, u, sig, "again with capture denied");
     launch(b, j);
+    return;
+  } else if (j->shared && !j->alone_used && b->per_device > 1 && !ex->timed_out &&
+             !ex->signaled && out_of_memory(sig)) {
+    /* Out of memory while other children used the same device: maybe
+     * theirs, not the operator's. Once more, alone on the device (the
+     * scheduler waits for it to empty and starts nothing beside it); the
+     * user's --retries are not spent on it. */
+    j->alone = 1;
+    j->alone_used = 1;
+    attempt_line(b, j, u, sig, "other children shared its device: again, alone on it");
     return;
   } else {
     int deterministic = !strcmp(u->signature, sig);

@@ -6,13 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "test_int.h"
 
 enum mode {
   M_COPY, M_SCALE, M_CRASH, M_HANG, M_HANG_NOTERM, M_DTYPE_EXIT, M_FLAKY,
-  M_ALWAYS_FAIL, M_WRONG, M_POISON, M_REFUSE, M_FAULT, M_DISK_FULL, M_FLOOD
+  M_ALWAYS_FAIL, M_WRONG, M_POISON, M_REFUSE, M_FAULT, M_DISK_FULL, M_FLOOD,
+  M_OOM_BESIDE, M_OOM_ALWAYS
 };
 
 static int mode_of(const char *name) {
@@ -25,7 +27,8 @@ static int mode_of(const char *name) {
            {"flaky", M_FLAKY},          {"always_fail", M_ALWAYS_FAIL},
            {"wrong_result", M_WRONG},   {"poison_capture", M_POISON},
            {"refuse_capture", M_REFUSE}, {"device_fault", M_FAULT},
-           {"disk_full", M_DISK_FULL}, {"flood_stderr", M_FLOOD}};
+           {"disk_full", M_DISK_FULL}, {"flood_stderr", M_FLOOD},
+           {"oom_beside", M_OOM_BESIDE}, {"oom_always", M_OOM_ALWAYS}};
   for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
     if (!strcmp(t[i].name, name))
       return (int)t[i].m;
@@ -34,6 +37,11 @@ static int mode_of(const char *name) {
 
 /* Each op's case remembers its mode in priv (an int cast to a pointer). */
 #define MODE(c) ((int)(intptr_t)(c)->priv)
+
+static void nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
 
 static int bump_attempts(const char *op) {
   const char *dir = getenv("ZL_TEST_STATE_DIR");
@@ -77,14 +85,41 @@ static int init_common(zlb_env_t *env, zlb_case_t *c, const char *name) {
     }
   }
   /* While $ZL_TEST_STATE_DIR/hold_<op> exists, the operator's child waits
-   * (until it is signalled): a deterministic "still running" for tests
-   * that interrupt a batch during one operator. */
+   * (held_<op> says it is waiting): a deterministic "still running" for
+   * tests that interrupt a batch during one operator, or that need a
+   * neighbour on the device. */
   {
     const char *dir = getenv("ZL_TEST_STATE_DIR");
-    char path[1024];
+    char path[1024], held[1024];
     snprintf(path, sizeof(path), "%s/hold_%s", dir ? dir : ".", name);
+    snprintf(held, sizeof(held), "%s/held_%s", dir ? dir : ".", name);
+    if (dir && access(path, F_OK) == 0) {
+      FILE *f = fopen(held, "w");
+      if (f)
+        fclose(f);
+    }
     while (dir && access(path, F_OK) == 0)
-      pause();
+      nap_ms(10);
+  }
+  /* Out of device memory: oom_always in every child; oom_beside only
+   * while good_copy is held beside it on the device (it waits until
+   * good_copy is, then lets it go on). */
+  if (m == M_OOM_BESIDE || m == M_OOM_ALWAYS) {
+    const char *dir = getenv("ZL_TEST_STATE_DIR");
+    char held[1024], hold[1024];
+    snprintf(held, sizeof(held), "%s/held_good_copy", dir ? dir : ".");
+    snprintf(hold, sizeof(hold), "%s/hold_good_copy", dir ? dir : ".");
+    if (dir && access(hold, F_OK) == 0) {
+      for (int i = 0; i < 3000 && access(held, F_OK) != 0; i++)
+        nap_ms(10);
+      fprintf(stderr, "error: CUDA out of memory. Tried to allocate 2.00 GiB (%s)\n", name);
+      unlink(hold);
+      exit(1);
+    }
+    if (m == M_OOM_ALWAYS) {
+      fprintf(stderr, "error: CUDA out of memory. Tried to allocate 2.00 GiB (%s)\n", name);
+      exit(1);
+    }
   }
   n = zlb_test_copy_case(c, "test", ZLB_CHECK_CLOSE);
   c->flops = m == M_SCALE ? (double)n : 0.0;
@@ -205,6 +240,8 @@ TEST_OP(refuse_capture)
 TEST_OP(device_fault)
 TEST_OP(disk_full)
 TEST_OP(flood_stderr)
+TEST_OP(oom_beside)
+TEST_OP(oom_always)
 
 /* good_copy on "testq", the backend with holds and no graphs. */
 static int init_queue_copy(zlb_env_t *env, zlb_case_t *c) {
@@ -220,7 +257,8 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
                            &op_hang,        &op_hang_ignore_term, &op_dtype_exit,
                            &op_flaky,       &op_always_fail,    &op_wrong_result,
                            &op_poison_capture, &op_refuse_capture, &op_device_fault,
-                           &op_disk_full, &op_flood_stderr};
+                           &op_disk_full, &op_flood_stderr, &op_oom_beside,
+                           &op_oom_always};
   int rc = r->add_backend(r, &zlb_test_backend_desc);
   for (size_t i = 0; !rc && i < sizeof(all) / sizeof(all[0]); i++)
     rc = r->add_op(r, all[i]);

@@ -1,0 +1,47 @@
+# Children sharing a device (--jobs-per-device 2) share its memory: an
+# operator that runs out of it beside another child runs once more alone on
+# the device before its failure counts, and says so; one that runs out of
+# memory alone too fails; with one child per device nothing is rerun.
+. "$(dirname "$0")/lib.sh"
+[ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
+SH="$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+check() { # dir op status attempts
+  st=$(csv_field "$1/ops_status.csv" "$2" status)
+  at=$(csv_field "$1/ops_status.csv" "$2" attempts)
+  [ "$st" = "$3" ] || fail "$2: status '$st', expected '$3'"
+  [ "$at" = "$4" ] || fail "$2: $at attempts, expected $4"
+}
+
+# oom_beside runs out of memory while good_copy is held beside it (it waits
+# until good_copy is, then lets it go on): alone, it passes.
+mkdir -p "$TMP/s1" && export ZL_TEST_STATE_DIR="$TMP/s1"
+touch "$TMP/s1/hold_good_copy"
+expect_rc 0 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
+  --ops good_copy,oom_beside --jobs-per-device 2 --retries 0 --timeout 60 --dtypes float32 \
+  --shape-file "$SH" --out "$TMP/o1" $QUICK
+check "$TMP/o1" good_copy ok 1
+check "$TMP/o1" oom_beside ok 2
+expect_in "$TMP/o1/ops_status.csv" "ran alone on its device after running out of memory beside other children"
+expect_in "$TMP/out" "other children shared its device: again, alone on it"
+# The rerun ran alone: its identity says one child per device.
+grep -rq '"children_per_device": 1' "$TMP/o1/ops/oom_beside" ||
+  fail "the rerun alone does not say one child per device"
+
+# oom_always runs out of memory alone as well: failed, after two children.
+mkdir -p "$TMP/s2" && export ZL_TEST_STATE_DIR="$TMP/s2"
+touch "$TMP/s2/hold_good_copy"
+expect_rc 1 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
+  --ops good_copy,oom_always --jobs-per-device 2 --retries 0 --timeout 60 --dtypes float32 \
+  --shape-file "$SH" --out "$TMP/o2" $QUICK
+check "$TMP/o2" good_copy ok 1
+check "$TMP/o2" oom_always failed 2
+expect_in "$TMP/o2/ops_status.csv" "CUDA out of memory"
+
+# One child per device: nothing shared it, nothing is rerun.
+mkdir -p "$TMP/s3" && export ZL_TEST_STATE_DIR="$TMP/s3"
+expect_rc 1 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
+  --ops good_copy,oom_always --jobs-per-device 1 --retries 0 --timeout 60 --dtypes float32 \
+  --shape-file "$SH" --out "$TMP/o3" $QUICK
+check "$TMP/o3" oom_always failed 1
+expect_not_in "$TMP/out" "alone on it"
+echo "PASS"
