@@ -402,6 +402,17 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     zlb__batch_stop(b, &e);
     return;
   }
+  if (j->shared && !j->alone_used && b->per_device > 1 && !ex->timed_out && !ex->signaled &&
+      (!accepted || ex->code == ZLB_EXIT_FAILED) && out_of_memory(sig)) {
+    /* Out of memory while other children used the same device (a failed
+     * child, or rows that failed): maybe theirs, not the operator's. Once
+     * more, alone on the device (the scheduler waits for it to empty and
+     * starts nothing beside it); the user's --retries are not spent. */
+    j->alone = 1;
+    j->alone_used = 1;
+    attempt_line(b, j, u, sig, "other children shared its device: again, alone on it");
+    return;
+  }
   if (accepted) {
     u->accepted = 1;
     zlb_strlcpy(u->status, st, sizeof(u->status));
@@ -420,16 +431,6 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     zlb_strlcpy(u->signature, sig, sizeof(u->signature));
     attempt_line(b, j, u, sig, "again with capture denied");
     launch(b, j);
-    return;
-  } else if (j->shared && !j->alone_used && b->per_device > 1 && !ex->timed_out &&
-             !ex->signaled && out_of_memory(sig)) {
-    /* Out of memory while other children used the same device: maybe
-     * theirs, not the operator's. Once more, alone on the device (the
-     * scheduler waits for it to empty and starts nothing beside it); the
-     * user's --retries are not spent on it. */
-    j->alone = 1;
-    j->alone_used = 1;
-    attempt_line(b, j, u, sig, "other children shared its device: again, alone on it");
     return;
   } else {
     int deterministic = !strcmp(u->signature, sig);

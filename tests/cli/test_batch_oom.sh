@@ -27,6 +27,15 @@ expect_in "$TMP/out" "other children shared its device: again, alone on it"
 grep -rq '"children_per_device": 1' "$TMP/o1/ops/oom_beside" ||
   fail "the rerun alone does not say one child per device"
 
+# The same in a child that finishes its tables with a row that failed.
+mkdir -p "$TMP/s4" && export ZL_TEST_STATE_DIR="$TMP/s4"
+touch "$TMP/s4/hold_good_copy"
+expect_rc 0 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
+  --ops good_copy,oom_rows_beside --jobs-per-device 2 --retries 0 --timeout 60 --dtypes float32 \
+  --shape-file "$SH" --out "$TMP/o4" $QUICK
+check "$TMP/o4" oom_rows_beside ok 2
+expect_in "$TMP/o4/ops_status.csv" "ran alone on its device after running out of memory"
+
 # oom_always runs out of memory alone as well: failed, after two children.
 mkdir -p "$TMP/s2" && export ZL_TEST_STATE_DIR="$TMP/s2"
 touch "$TMP/s2/hold_good_copy"

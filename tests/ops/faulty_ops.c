@@ -14,7 +14,7 @@
 enum mode {
   M_COPY, M_SCALE, M_CRASH, M_HANG, M_HANG_NOTERM, M_DTYPE_EXIT, M_FLAKY,
   M_ALWAYS_FAIL, M_WRONG, M_POISON, M_REFUSE, M_FAULT, M_DISK_FULL, M_FLOOD,
-  M_OOM_BESIDE, M_OOM_ALWAYS
+  M_OOM_BESIDE, M_OOM_ALWAYS, M_OOM_ROWS
 };
 
 static int mode_of(const char *name) {
@@ -28,7 +28,8 @@ static int mode_of(const char *name) {
            {"wrong_result", M_WRONG},   {"poison_capture", M_POISON},
            {"refuse_capture", M_REFUSE}, {"device_fault", M_FAULT},
            {"disk_full", M_DISK_FULL}, {"flood_stderr", M_FLOOD},
-           {"oom_beside", M_OOM_BESIDE}, {"oom_always", M_OOM_ALWAYS}};
+           {"oom_beside", M_OOM_BESIDE}, {"oom_always", M_OOM_ALWAYS},
+           {"oom_rows_beside", M_OOM_ROWS}};
   for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
     if (!strcmp(t[i].name, name))
       return (int)t[i].m;
@@ -37,6 +38,8 @@ static int mode_of(const char *name) {
 
 /* Each op's case remembers its mode in priv (an int cast to a pointer). */
 #define MODE(c) ((int)(intptr_t)(c)->priv)
+
+static int oom_rows_wrong; /* oom_rows_beside ran out of memory in this child */
 
 static void nap_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -103,8 +106,10 @@ static int init_common(zlb_env_t *env, zlb_case_t *c, const char *name) {
   }
   /* Out of device memory: oom_always in every child; oom_beside only
    * while good_copy is held beside it on the device (it waits until
-   * good_copy is, then lets it go on). */
-  if (m == M_OOM_BESIDE || m == M_OOM_ALWAYS) {
+   * good_copy is, then lets it go on); oom_rows_beside likewise, as a
+   * row that fails (a wrong result after the error line) in a child that
+   * finishes its tables. */
+  if (m == M_OOM_BESIDE || m == M_OOM_ALWAYS || m == M_OOM_ROWS) {
     const char *dir = getenv("ZL_TEST_STATE_DIR");
     char held[1024], hold[1024];
     snprintf(held, sizeof(held), "%s/held_good_copy", dir ? dir : ".");
@@ -114,8 +119,12 @@ static int init_common(zlb_env_t *env, zlb_case_t *c, const char *name) {
         nap_ms(10);
       fprintf(stderr, "error: CUDA out of memory. Tried to allocate 2.00 GiB (%s)\n", name);
       unlink(hold);
-      exit(1);
+      if (m != M_OOM_ROWS)
+        exit(1);
+      oom_rows_wrong = 1;
     }
+    if (oom_rows_wrong)
+      c->priv = (void *)(intptr_t)M_OOM_ALWAYS; /* every row of this child fails */
     if (m == M_OOM_ALWAYS) {
       fprintf(stderr, "error: CUDA out of memory. Tried to allocate 2.00 GiB (%s)\n", name);
       exit(1);
@@ -152,6 +161,9 @@ static int enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
     case M_WRONG:
       compute(c, which, scale, 1.0);
       return 0;
+    case M_OOM_ALWAYS: /* oom_rows_beside's rows, beside a neighbour */
+      snprintf(env->errbuf, env->errlen, "CUDA out of memory (a row of oom_rows_beside)");
+      return 2;
     case M_FAULT:
       snprintf(env->errbuf, env->errlen, "injected illegal address");
       return TEST_ERR_ILLEGAL_ADDRESS;
@@ -242,6 +254,7 @@ TEST_OP(disk_full)
 TEST_OP(flood_stderr)
 TEST_OP(oom_beside)
 TEST_OP(oom_always)
+TEST_OP(oom_rows_beside)
 
 /* good_copy on "testq", the backend with holds and no graphs. */
 static int init_queue_copy(zlb_env_t *env, zlb_case_t *c) {
@@ -258,7 +271,7 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
                            &op_flaky,       &op_always_fail,    &op_wrong_result,
                            &op_poison_capture, &op_refuse_capture, &op_device_fault,
                            &op_disk_full, &op_flood_stderr, &op_oom_beside,
-                           &op_oom_always};
+                           &op_oom_always, &op_oom_rows_beside};
   int rc = r->add_backend(r, &zlb_test_backend_desc);
   for (size_t i = 0; !rc && i < sizeof(all) / sizeof(all[0]); i++)
     rc = r->add_op(r, all[i]);
