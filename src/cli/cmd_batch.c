@@ -158,8 +158,13 @@ static int opt_replay_from(const zlb_cli_option_t *opt, const char *name, const 
 
 static int opt_replay(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   (void)opt;
-  if (!strchr(v, '=') || v[0] == '=')
-    return zlb_cli_bad_value(name, v, "OP=DIR");
+  const char *eq = strchr(v, '=');
+  if (!eq || v[0] == '=' || !eq[1])
+    return zlb_cli_bad_value(name, v, "OP=DIR (an operator and a folder, neither empty)");
+  if (!zlb_is_dir(eq + 1)) {
+    zlb_cli_errorf("%s: '%s' is not a folder", name, eq + 1);
+    return -1;
+  }
   zlb_strvec_push(ptr, v);
   return 0;
 }

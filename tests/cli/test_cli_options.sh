@@ -95,6 +95,11 @@ for o in --ops --devices --gpus --out --inventory --shard --replay --shape-file 
   expect_rc 2 "$ZLBENCH" batch "$o" '' --out "$TMP/be"
   expect_in "$TMP/err" "$o: empty value"
 done
+# --replay OP=DIR: neither part empty, DIR a folder.
+expect_rc 2 "$ZLBENCH" batch --backend host --ops relu --replay 'relu=' --out "$TMP/be"
+expect_in "$TMP/err" "invalid value 'relu=' for --replay"
+expect_rc 2 "$ZLBENCH" batch --backend host --ops relu --replay "relu=$TMP/nowhere" --out "$TMP/be"
+expect_in "$TMP/err" "--replay: '$TMP/nowhere' is not a folder"
 expect_rc 2 "$ZLBENCH" batch --backend host --ops ',' --out "$TMP/be"
 expect_in "$TMP/err" "--ops: empty item in ','"
 expect_rc 2 "$ZLBENCH" batch --backend host --ops 'add,,mul' --out "$TMP/be"
