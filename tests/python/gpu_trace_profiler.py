@@ -33,6 +33,12 @@ def main(argv):
         print("SKIP: no CUDA device for torch")
         return 77
     import zlbench
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    def profile():
+        # What a user profiling kernels runs: kineto's CUPTI activity tracing.
+        return torch_profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
 
     # About 100 us of device time (200,000 cycles at about 2 GHz): the graph
     # timer's launch gaps are then under 2 % of a call, and the two timers
