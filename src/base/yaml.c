@@ -115,6 +115,7 @@ typedef struct parser {
   size_t nanchors, anchors_cap;
   size_t nodes;   /* nodes built and pairs merged, against MAX_NODES */
   int last_line;  /* line of the latest event: where an empty value sits */
+  struct mark_cache *mc; /* where mark_ptr last arrived */
 } parser_t;
 
 static int fail(parser_t *p, int line, const char *fmt, ...)
@@ -346,21 +347,42 @@ static int col_of(const parser_t *p, yaml_mark_t m) {
   return m.column < (size_t)INT_MAX ? (int)m.column : INT_MAX;
 }
 
+/* The position mark_ptr last arrived at. Keys are checked at their marks
+ * in document order: resuming from there keeps a document's checks linear
+ * (from the start each time, a file of many keys would take hours). */
+struct mark_cache {
+  const char *s;
+  size_t line, col;
+};
+
 /* The byte a libyaml mark points at (marks count characters, not bytes),
  * or NULL past the end of the input. */
 static const char *mark_ptr(const parser_t *p, yaml_mark_t m) {
   const char *s = p->text, *end = p->text + p->len;
   size_t line = 0, col = 0;
+  if (p->mc && p->mc->s &&
+      (m.line > p->mc->line || (m.line == p->mc->line && m.column >= p->mc->col))) {
+    s = p->mc->s;
+    line = p->mc->line;
+    col = p->mc->col;
+  }
   while (s < end && line < m.line) {
     if (*s == '\r' && s + 1 < end && s[1] == '\n')
       s++;
-    if (*s == '\n' || *s == '\r')
+    if (*s == '\n' || *s == '\r') {
       line++;
+      col = 0;
+    }
     s++;
   }
   for (; s < end && col < m.column && *s != '\n' && *s != '\r'; col++)
     for (s++; s < end && ((unsigned char)*s & 0xC0) == 0x80; s++)
       ;
+  if (p->mc) {
+    p->mc->s = s;
+    p->mc->line = line;
+    p->mc->col = col;
+  }
   return s < end ? s : NULL;
 }
 
@@ -860,6 +882,7 @@ static int prescan(parser_t *p, int *empty) {
 int zlb_yaml_parse(const char *text, size_t len, const char *filename,
                    zlb_yaml_doc_t *doc, zlb_error_t *err) {
   parser_t p;
+  struct mark_cache mc = {NULL, 0, 0};
   builder_t *b = NULL;
   yaml_parser_t yp;
   yaml_event_t ev;
@@ -881,6 +904,7 @@ int zlb_yaml_parse(const char *text, size_t len, const char *filename,
   p.fname = filename ? filename : "<yaml>";
   p.err = err;
   p.last_line = 1;
+  p.mc = &mc;
   p.arena = zlb_xcalloc(1, sizeof(*p.arena));
   b = zlb_xcalloc(1, sizeof(*b));
   b->p = &p;

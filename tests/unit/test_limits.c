@@ -14,6 +14,7 @@
 #include "zlbench/base.h"
 #include "zlbench/batch.h"
 #include "zlbench/ops.h"
+#include "zlbench/yaml.h"
 
 /* A shape file whose key lists `n` distinct 1-D shapes. */
 static void write_shapes(const char *path, int n) {
@@ -83,10 +84,33 @@ static void test_selection_count(void **state) {
   rmdir(dir);
 }
 
+/* A document of many keys parses in time linear in its size: each key's
+ * check looked its position up from the start of the text, so 300000 keys
+ * (4 MiB) would take hours. The alarm ends a quadratic parse; linear, it takes
+ * well under a second (a few under sanitizers). */
+static void test_yaml_many_keys(void **state) {
+  zlb_strbuf_t sb = ZLB_STRBUF_INIT;
+  zlb_yaml_doc_t doc = ZLB_YAML_DOC_INIT;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  const int n = 300000;
+  (void)state;
+  zlb_strbuf_addstr(&sb, "ops:\n");
+  for (int i = 0; i < n; i++)
+    zlb_strbuf_addf(&sb, "  op%d: {shapes: [[%d]]}\n", i, i);
+  alarm(100);
+  if (zlb_yaml_parse(sb.buf, sb.len, "many.yaml", &doc, &err))
+    fail_msg("%s", err.msg);
+  alarm(0);
+  assert_int_equal(zlb_yaml_map_get(doc.root, "ops")->n, n);
+  zlb_yaml_doc_release(&doc);
+  zlb_strbuf_release(&sb);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shape_count),
       cmocka_unit_test(test_selection_count),
+      cmocka_unit_test(test_yaml_many_keys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
