@@ -68,7 +68,10 @@ echo "alone: rc=$? ($(tail -3 "$WORK/alone.log" | head -1))"
 printf 'op\tscreen\talone\town_rc\tscreen_reason\town_reason\tverdict\n' >"$OUT/owncheck.tsv"
 for op in "${ops[@]}"; do
   s=$( [ -f "$STATUS" ] && field "$op" "$STATUS" 2 || echo -)
-  sr=$( [ -f "$STATUS" ] && grep -m1 "^$op," "$STATUS" | cut -d, -f9 | cut -c1-160 || echo -)
+  sr=$( [ -f "$STATUS" ] && "$PYTHON" -c 'import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["operator"] == sys.argv[2]:
+        print(r["error_signature"][:160].replace("\t", " "))' "$STATUS" "$op" || echo -)
   a=$(field "$op" "$WORK/alone/ops_status.csv" 2)
   file=$(awk -F'\t' -v o="$op" '$1 == o {for (i = 2; i <= NF; i++) if ($i ~ /^file=/) {sub(/^file=/, "", $i); print $i}}' "$WORK/list.txt")
   orc=- or=- verdict=neighbour
@@ -87,9 +90,11 @@ for op in "${ops[@]}"; do
       fi
       ;;
   esac
-  [ "$verdict" = neighbour ] && [ "$s" = "$a" ] && verdict=ok
+  # Not failed in the screen (or not in it) and ok alone: nothing to explain.
+  case "$s" in ok | ok_capture_denied | skipped | - | '') [ "$verdict" = neighbour ] && verdict=ok ;; esac
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$op" "${s:--}" "${a:-none}" "$orc" "${sr:--}" "${or:--}" \
     "$verdict" >>"$OUT/owncheck.tsv"
 done
 (cd "$WORK" && tar -czf "$OUT/owncheck-logs.tar.gz" alone.log own.*.log alone/ops_status.csv 2>/dev/null)
-column -t -s $'\t' "$OUT/owncheck.tsv" | cut -c1-250
+if command -v column >/dev/null; then column -t -s $'\t' "$OUT/owncheck.tsv" | cut -c1-250
+else cut -c1-250 "$OUT/owncheck.tsv"; fi
