@@ -91,8 +91,27 @@ static void csv_record(const char **p, zlb_strvec_t *fields) {
   zlb_strbuf_release(&f);
 }
 
+/* A status file lists one row per operator: FlagGems has about a thousand.
+ * More rows than this is not a batch's file, and each row costs about 1 KB
+ * in memory (a 64 MiB file of short rows would take gigabytes). */
+#define STATUS_MAX_ROWS 100000
+
+/* Room for one more row: the array doubles, so reading is linear. */
+static int status_grow(const char *path, int line, zlb__status_row_t **rows, size_t n,
+                       size_t *cap, zlb_error_t *err) {
+  if (n >= STATUS_MAX_ROWS)
+    return zlb_error_set(err, ZLB_EPARSE, "%s:%d: more than %d rows (one per operator)",
+                         path, line, STATUS_MAX_ROWS);
+  if (n < *cap)
+    return 0;
+  *cap = *cap ? *cap * 2 : 64;
+  *rows = zlb_xrealloc(*rows, *cap * sizeof(**rows));
+  return 0;
+}
+
 int zlb__status_read(const char *path, zlb__status_row_t **rows, size_t *n,
                      zlb_error_t *err) {
+  size_t cap = 0;
   char *text = NULL;
   const char *p;
   int rc, line = 1;
@@ -121,7 +140,10 @@ int zlb__status_read(const char *path, zlb__status_row_t **rows, size_t *n,
       zlb_strvec_release(&f);
       continue;
     }
-    *rows = zlb_xrealloc(*rows, (*n + 1) * sizeof(**rows));
+    if ((rc = status_grow(path, line, rows, *n, &cap, err))) {
+      zlb_strvec_release(&f);
+      break;
+    }
     r = &(*rows)[(*n)++];
     memset(r, 0, sizeof(*r));
     zlb_strlcpy(r->op, f.v[0], sizeof(r->op));
@@ -226,7 +248,7 @@ int zlb__status_read_checked(const char *path, size_t max_bytes, zlb__status_row
   char *text = NULL;
   const char *p;
   int rc = 0, line = 1;
-  size_t hl = strlen(header);
+  size_t hl = strlen(header), cap = 0;
   *rows = NULL;
   *n = 0;
   if ((rc = zlb__read_capped(path, max_bytes, &text, NULL, err)))
@@ -271,12 +293,10 @@ int zlb__status_read_checked(const char *path, size_t max_bytes, zlb__status_row
       r.level = (int)level;
       r.seconds = seconds;
     }
-    if (bad) {
+    if (bad)
       rc = zlb_error_set(err, ZLB_EPARSE, "%s:%d: %s", path, line, bad);
-    } else {
-      *rows = zlb_xrealloc(*rows, (*n + 1) * sizeof(**rows));
+    else if (!(rc = status_grow(path, line, rows, *n, &cap, err)))
       (*rows)[(*n)++] = r;
-    }
     zlb_strvec_release(&f);
   }
   /* Sorted by operator (callers look rows up with bsearch); a name given

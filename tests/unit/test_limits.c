@@ -16,6 +16,8 @@
 #include "zlbench/ops.h"
 #include "zlbench/yaml.h"
 
+#include "batch/batch_int.h"
+
 /* A shape file whose key lists `n` distinct 1-D shapes. */
 static void write_shapes(const char *path, int n) {
   FILE *f = fopen(path, "w");
@@ -106,11 +108,51 @@ static void test_yaml_many_keys(void **state) {
   zlb_strbuf_release(&sb);
 }
 
+/* ops_status.csv: one row per operator, at most 100000 (each costs about
+ * 1 KB in memory), read in linear time (the array grew one row at a time:
+ * 100000 rows took over 10 minutes under ASan). */
+static void write_status(const char *path, int n) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("operator,status,attempts,dtype_level,backend,device,timer,seconds,error_signature,"
+        "failed_dtypes,note\n", f);
+  for (int i = 0; i < n; i++)
+    fprintf(f, "op%d,ok,1,1,host,0,direct,0.1,,,\n", i);
+  assert_int_equal(fclose(f), 0);
+}
+
+static void test_status_rows(void **state) {
+  char dir[] = "/tmp/zlb-limits-XXXXXX", path[64];
+  zlb__status_row_t *rows = NULL;
+  size_t n = 0;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof(path), "%s/ops_status.csv", dir);
+  write_status(path, 100000);
+  alarm(100);
+  if (zlb__status_read(path, &rows, &n, &err))
+    fail_msg("%s", err.msg);
+  alarm(0);
+  assert_int_equal(n, 100000);
+  assert_string_equal(rows[99999].op, "op99999");
+  free(rows);
+  write_status(path, 100001);
+  assert_int_equal(zlb__status_read(path, &rows, &n, &err), ZLB_EPARSE);
+  if (!strstr(err.msg, "more than 100000 rows"))
+    fail_msg("unexpected message: %s", err.msg);
+  assert_null(rows);
+  assert_int_equal(n, 0);
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_shape_count),
       cmocka_unit_test(test_selection_count),
       cmocka_unit_test(test_yaml_many_keys),
+      cmocka_unit_test(test_status_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
