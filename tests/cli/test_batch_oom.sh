@@ -5,6 +5,12 @@
 . "$(dirname "$0")/lib.sh"
 [ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
 SH="$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+# oombatch OUT OPS JOBS_PER_DEVICE: the batch on one device of the test backend.
+oombatch() {
+  timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 --ops "$2" \
+    --jobs-per-device "$3" --retries 0 --timeout 60 --dtypes float32 --shape-file "$SH" \
+    --out "$1" $QUICK
+}
 check() { # dir op status attempts
   st=$(csv_field "$1/ops_status.csv" "$2" status)
   at=$(csv_field "$1/ops_status.csv" "$2" attempts)
@@ -16,9 +22,7 @@ check() { # dir op status attempts
 # until good_copy is, then lets it go on): alone, it passes.
 mkdir -p "$TMP/s1" && export ZL_TEST_STATE_DIR="$TMP/s1"
 touch "$TMP/s1/hold_good_copy"
-expect_rc 0 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
-  --ops good_copy,oom_beside --jobs-per-device 2 --retries 0 --timeout 60 --dtypes float32 \
-  --shape-file "$SH" --out "$TMP/o1" $QUICK
+expect_rc 0 oombatch "$TMP/o1" good_copy,oom_beside 2
 check "$TMP/o1" good_copy ok 1
 check "$TMP/o1" oom_beside ok 2
 expect_in "$TMP/o1/ops_status.csv" "ran alone on its device after running out of memory beside other children"
@@ -30,27 +34,21 @@ grep -rq '"children_per_device": 1' "$TMP/o1/ops/oom_beside" ||
 # The same in a child that finishes its tables with a row that failed.
 mkdir -p "$TMP/s4" && export ZL_TEST_STATE_DIR="$TMP/s4"
 touch "$TMP/s4/hold_good_copy"
-expect_rc 0 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
-  --ops good_copy,oom_rows_beside --jobs-per-device 2 --retries 0 --timeout 60 --dtypes float32 \
-  --shape-file "$SH" --out "$TMP/o4" $QUICK
+expect_rc 0 oombatch "$TMP/o4" good_copy,oom_rows_beside 2
 check "$TMP/o4" oom_rows_beside ok 2
 expect_in "$TMP/o4/ops_status.csv" "ran alone on its device after running out of memory"
 
 # oom_always runs out of memory alone as well: failed, after two children.
 mkdir -p "$TMP/s2" && export ZL_TEST_STATE_DIR="$TMP/s2"
 touch "$TMP/s2/hold_good_copy"
-expect_rc 1 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
-  --ops good_copy,oom_always --jobs-per-device 2 --retries 0 --timeout 60 --dtypes float32 \
-  --shape-file "$SH" --out "$TMP/o2" $QUICK
+expect_rc 1 oombatch "$TMP/o2" good_copy,oom_always 2
 check "$TMP/o2" good_copy ok 1
 check "$TMP/o2" oom_always failed 2
 expect_in "$TMP/o2/ops_status.csv" "CUDA out of memory"
 
 # One child per device: nothing shared it, nothing is rerun.
 mkdir -p "$TMP/s3" && export ZL_TEST_STATE_DIR="$TMP/s3"
-expect_rc 1 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
-  --ops good_copy,oom_always --jobs-per-device 1 --retries 0 --timeout 60 --dtypes float32 \
-  --shape-file "$SH" --out "$TMP/o3" $QUICK
+expect_rc 1 oombatch "$TMP/o3" good_copy,oom_always 1
 check "$TMP/o3" oom_always failed 1
 expect_not_in "$TMP/out" "alone on it"
 echo "PASS"
