@@ -180,6 +180,14 @@ static int db_open(const char *path, int mode, sqlite3 **db, zlb_error_t *err) {
   if (mode == DB_READ && !zlb_path_exists(path))
     return zlb_error_set(err, ZLB_ENOTFOUND, "history database '%s' does not exist (zlbench "
                                              "history add DIR creates it)", path);
+  /* SQLite would open a FIFO (and block until a writer comes, deaf to
+   * Ctrl-C) or a device: only a regular file is a database. */
+  if (zlb_path_exists(path)) {
+    int fd = zlb_open_regular(path, err);
+    if (fd < 0)
+      return fd;
+    close(fd);
+  }
   if (mode == DB_WRITE) {
     zlb_strbuf_t dir = ZLB_STRBUF_INIT;
     const char *slash = strrchr(path, '/');
@@ -318,7 +326,9 @@ static int history_add(const char *dbpath, const char *dir) {
   }
   if (db_open(dbpath, DB_WRITE, &db, &err)) { /* in a transaction from here */
     zlb_cli_errorf("history add: %s", err.msg);
-    rc = ZLB_EXIT_OUTPUT;
+    /* A --db that is no regular file is bad input; a database that
+     * cannot be written or is not ours, the output failing. */
+    rc = err.code == ZLB_EINVAL ? ZLB_EXIT_USAGE : ZLB_EXIT_OUTPUT;
     goto out;
   }
   zlb_iso8601_now(when, sizeof(when));

@@ -36,13 +36,18 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
 int zlb_cli_merge_report(const zlb_merge_result_t *r, const char *out) {
   for (size_t i = 0; i < r->notes.n; i++)
     zlb_cli_warnf("%s", r->notes.v[i]);
+  zlb_strbuf_t a = ZLB_STRBUF_INIT, b = ZLB_STRBUF_INIT;
+  /* Operator names, hosts and reasons come from the shards' files. */
   for (size_t i = 0; i < r->missing.n; i++)
-    printf("missing: %s (%s)\n", r->missing.v[i], r->why.v[i]);
+    printf("missing: %s (%s)\n", zlb_printable(&a, r->missing.v[i]),
+           zlb_printable(&b, r->why.v[i]));
   printf("zlbench merge: %d of %d shards, %zu operators: %zu merged (%d ok, %d failed), %zu "
          "missing -> %s\n",
          r->shards_found, r->shard_count, r->total, r->merged, r->ok, r->failed, r->missing.n,
-         out);
+         zlb_printable(&a, out));
   fflush(stdout);
+  zlb_strbuf_release(&a);
+  zlb_strbuf_release(&b);
   return r->missing.n ? ZLB_EXIT_FAILED : ZLB_EXIT_OK;
 }
 

@@ -5,11 +5,17 @@
 
 #include "cli.h"
 
+/* Messages name paths, operators and hosts that come from folders and files
+ * other people wrote: control bytes (escape sequences, a newline forging a
+ * line) and invalid UTF-8 are shown as \xNN, \n, ..., never sent raw. */
 static void vmsg(const char *kind, const char *fmt, va_list ap) {
+  zlb_strbuf_t raw = ZLB_STRBUF_INIT, shown = ZLB_STRBUF_INIT;
   fflush(stdout);
-  fprintf(stderr, "zlbench: %s", kind);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  zlb_strbuf_vaddf(&raw, fmt, ap);
+  zlb_strbuf_add_printable(&shown, raw.buf ? raw.buf : "");
+  fprintf(stderr, "zlbench: %s%s\n", kind, shown.buf ? shown.buf : "");
+  zlb_strbuf_release(&raw);
+  zlb_strbuf_release(&shown);
 }
 
 void zlb_cli_errorf(const char *fmt, ...) {

@@ -68,6 +68,25 @@ for bad in zero.link fifo.in big16; do
   expect_in "$TMP/err" "'$bad'"
 done
 
+# The history database itself: SQLite opened a FIFO (blocking, deaf to
+# Ctrl-C) and read a device as an empty database.
+for db in fifo.in zero.link adir; do
+  for sub in "show relu" "list" "check r1" "add r1"; do
+    # shellcheck disable=SC2086
+    expect_rc 2 timeout 20 "$Z" history $sub --db "$db"
+    expect_in "$TMP/err" "'$db': is a"
+  done
+done
+
+# A path or name from someone else's folder reaches the terminal escaped:
+# no escape sequence, no forged line in an error message.
+esc=$(printf 'x\033[2J\033]0;pwn\007\nFORGED')
+expect_rc 2 timeout 20 "$Z" compare "$esc" r1
+grep -q "$(printf '\033')" "$TMP/err" && fail "an escape byte reached the terminal in an error"
+grep -q "$(printf '\007')" "$TMP/err" && fail "a BEL byte reached the terminal in an error"
+[ "$(grep -c '' "$TMP/err")" = 1 ] || fail "a newline in a path forged a line: $(cat "$TMP/err")"
+expect_in "$TMP/err" 'x\x1b[2J'
+
 # ---- reads: k8s template, slurm config ---------------------------------
 expect_refused 2 "'zero.link': is a character device" \
   "$Z" k8s --shards 2 --image i --claim c --template zero.link
