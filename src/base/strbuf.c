@@ -378,8 +378,9 @@ char *zlb_trim(char *s) {
 }
 
 /* Both parsers refuse what strto* would quietly accept: leading blanks, a
- * value out of range (strtol saturates, strtod gives inf) and, for
- * doubles, "nan" and "inf" spelled out, which no option or field means. */
+ * value out of range (strtol saturates, strtod gives inf, or 0 for 1e-400)
+ * and, for doubles, "nan" and "inf" spelled out and hexadecimal ("0x10"
+ * read as 16), which no option or field means. */
 int zlb_parse_long(const char *s, long *out) {
   char *end;
   long v;
@@ -398,8 +399,14 @@ int zlb_parse_double(const char *s, double *out) {
   double v;
   if (!s || !*s || isspace((unsigned char)*s))
     return ZLB_EINVAL;
+  {
+    const char *d = s + (*s == '-' || *s == '+');
+    if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
+      return ZLB_EINVAL;
+  }
+  errno = 0;
   v = strtod(s, &end);
-  if (*end || !isfinite(v))
+  if (*end || !isfinite(v) || errno == ERANGE)
     return ZLB_EINVAL;
   *out = v;
   return 0;

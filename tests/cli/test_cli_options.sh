@@ -38,7 +38,7 @@ expect_in "$TMP/err" "invalid value 'bogus' for ZL_TIMER"
 # Floating-point values mean a number: nan, inf, blanks and trailing text
 # are refused (nan used to run each row with one sample), for every such
 # option and environment default; above the maximum, the maximum is named.
-for v in nan NaN inf -inf 1e999 "5 " " 5" 5ms 0x; do
+for v in nan NaN inf -inf 1e999 1e-400 0x10 -0X1p3 "5 " " 5" 5ms 0x; do
   for o in --rep-ms --warmup-ms --min-time-ms --timeout-ms --queue-timeout-ms \
     --queue-batch-ms --graph-replay-ms --max-noise --quantiles; do
     # list items are trimmed: " 5" is the quantile 5, refused as above 1
