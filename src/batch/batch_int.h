@@ -14,6 +14,11 @@ int zlb__rmtree(const char *path);
  * 1 with the first offender (a symbolic link, a special file, `path`
  * itself not a folder) in `bad`; -1 with errno when it cannot be read. */
 int zlb__tree_check(const char *path, zlb_strbuf_t *bad);
+/* The same for `name` in the folder open as `at` (AT_FDCWD: a path), never
+ * through a link on the way down from `at`; `label` is its name in `bad`;
+ * `depth` 0. */
+int zlb__tree_check_at(int at, const char *name, const char *label, zlb_strbuf_t *bad,
+                       int depth);
 /* Copy a folder tree, skipping entries named `skip` (NULL: none); a
  * symbolic link or special file fails the copy (errno ELOOP). */
 int zlb__copytree(const char *from, const char *to, const char *skip);
@@ -21,6 +26,8 @@ int zlb__copytree(const char *from, const char *to, const char *skip);
  * where a link fails: another file system); a symbolic link or special
  * file fails it (errno ELOOP). */
 int zlb__linktree(const char *from, const char *to, int copy);
+/* The same for `from` in the folder open as `at`. */
+int zlb__linktree_at(int at, const char *from, const char *to, int copy);
 /* Put folder `from` in the place of `to` (which may not exist) and
  * remove the old `to`: atomically where the file system can exchange
  * them, else through `aside`. -1 with errno: `to` is as it was. */

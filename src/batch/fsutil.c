@@ -89,49 +89,67 @@ int zlb__rmtree(const char *path) {
   return rmdir(path) != 0 && errno != ENOENT ? -1 : 0;
 }
 
-int zlb__tree_check(const char *path, zlb_strbuf_t *bad) {
-  struct stat st;
+/* Walk the folder open as `fd` (consumed); `label` names it in `bad`. */
+static int check_fd(int fd, const char *label, zlb_strbuf_t *bad, int depth) {
   DIR *d;
   struct dirent *de;
-  int fd, rc = 0;
-  static int depth;
-  if (lstat(path, &st) != 0)
-    return -1;
-  if (!S_ISDIR(st.st_mode) || depth > MAX_DEPTH) {
-    zlb_strbuf_reset(bad);
-    zlb_strbuf_addstr(bad, path);
-    return 1;
-  }
-  if ((fd = open_dir_at(AT_FDCWD, path)) < 0 || !(d = fdopendir(fd))) {
-    if (fd >= 0)
-      close(fd);
-    if (errno == ELOOP || errno == ENOTDIR) {
-      zlb_strbuf_reset(bad);
-      zlb_strbuf_addstr(bad, path);
-      return 1;
-    }
+  int rc = 0, saved = 0;
+  if (!(d = fdopendir(fd))) {
+    saved = errno;
+    close(fd);
+    errno = saved;
     return -1;
   }
   while (!rc && (de = readdir(d))) {
     zlb_strbuf_t p = ZLB_STRBUF_INIT;
+    struct stat st;
     if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
       continue;
-    zlb_path_join(&p, path, de->d_name);
+    zlb_path_join(&p, label, de->d_name);
     if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
       rc = errno == ENOENT ? 0 : -1;
     } else if (S_ISDIR(st.st_mode)) {
-      depth++;
-      rc = zlb__tree_check(p.buf, bad);
-      depth--;
+      rc = zlb__tree_check_at(dirfd(d), de->d_name, p.buf, bad, depth + 1);
     } else if (!S_ISREG(st.st_mode)) {
       zlb_strbuf_reset(bad);
       zlb_strbuf_addstr(bad, p.buf);
       rc = 1;
     }
+    if (rc < 0)
+      saved = errno;
     zlb_strbuf_release(&p);
   }
   closedir(d);
+  if (rc < 0)
+    errno = saved;
   return rc;
+}
+
+int zlb__tree_check_at(int at, const char *name, const char *label, zlb_strbuf_t *bad,
+                       int depth) {
+  struct stat st;
+  int fd;
+  if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return -1;
+  if (!S_ISDIR(st.st_mode) || depth > MAX_DEPTH) {
+    zlb_strbuf_reset(bad);
+    zlb_strbuf_addstr(bad, label);
+    return 1;
+  }
+  /* O_NOFOLLOW: replaced by a link since the fstatat is caught too. */
+  if ((fd = open_dir_at(at, name)) < 0) {
+    if (errno == ELOOP || errno == ENOTDIR) {
+      zlb_strbuf_reset(bad);
+      zlb_strbuf_addstr(bad, label);
+      return 1;
+    }
+    return -1;
+  }
+  return check_fd(fd, label, bad, depth);
+}
+
+int zlb__tree_check(const char *path, zlb_strbuf_t *bad) {
+  return zlb__tree_check_at(AT_FDCWD, path, path, bad, 0);
 }
 
 /* Copy the regular file `name` of folder `from_fd` to `to` (never through
@@ -172,8 +190,8 @@ static int copy_file_at(int from_fd, const char *name, const char *to) {
 /* Walk `from` (a real folder) into `to`: regular files copied (or, with
  * `link_first`, hard-linked where possible), folders recreated; a link or
  * special file met on the way fails the whole copy with ELOOP. */
-static int clone_tree(const char *from, const char *to, const char *skip, int link_first,
-                      int depth) {
+static int clone_tree(int at, const char *from, const char *to, const char *skip,
+                      int link_first, int depth) {
   DIR *d;
   struct dirent *de;
   int fd, rc = 0, saved = 0;
@@ -181,7 +199,7 @@ static int clone_tree(const char *from, const char *to, const char *skip, int li
     errno = ELOOP;
     return -1;
   }
-  if ((fd = open_dir_at(AT_FDCWD, from)) < 0)
+  if ((fd = open_dir_at(at, from)) < 0)
     return -1;
   if (!(d = fdopendir(fd))) {
     saved = errno;
@@ -196,17 +214,16 @@ static int clone_tree(const char *from, const char *to, const char *skip, int li
     return -1;
   }
   while (!rc && (de = readdir(d))) {
-    zlb_strbuf_t a = ZLB_STRBUF_INIT, b = ZLB_STRBUF_INIT;
+    zlb_strbuf_t b = ZLB_STRBUF_INIT;
     struct stat st;
     if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
         (skip && !strcmp(de->d_name, skip)))
       continue;
-    zlb_path_join(&a, from, de->d_name);
     zlb_path_join(&b, to, de->d_name);
     if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
       rc = -1;
     } else if (S_ISDIR(st.st_mode)) {
-      rc = clone_tree(a.buf, b.buf, skip, link_first, depth + 1);
+      rc = clone_tree(dirfd(d), de->d_name, b.buf, skip, link_first, depth + 1);
     } else if (!S_ISREG(st.st_mode)) {
       errno = ELOOP;
       rc = -1;
@@ -215,7 +232,6 @@ static int clone_tree(const char *from, const char *to, const char *skip, int li
     }
     if (rc)
       saved = errno;
-    zlb_strbuf_release(&a);
     zlb_strbuf_release(&b);
   }
   closedir(d);
@@ -225,7 +241,7 @@ static int clone_tree(const char *from, const char *to, const char *skip, int li
 }
 
 int zlb__copytree(const char *from, const char *to, const char *skip) {
-  return clone_tree(from, to, skip, 0, 0);
+  return clone_tree(AT_FDCWD, from, to, skip, 0, 0);
 }
 
 int zlb__move_contents(const char *from, const char *to) {
@@ -261,7 +277,11 @@ int zlb__move_contents(const char *from, const char *to) {
 }
 
 int zlb__linktree(const char *from, const char *to, int copy) {
-  return clone_tree(from, to, NULL, !copy, 0);
+  return clone_tree(AT_FDCWD, from, to, NULL, !copy, 0);
+}
+
+int zlb__linktree_at(int at, const char *from, const char *to, int copy) {
+  return clone_tree(at, from, to, NULL, !copy, 0);
 }
 
 int zlb__swap_dir(const char *from, const char *to, const char *aside) {

@@ -35,6 +35,10 @@ typedef struct shard {
   zlb__status_row_t *rows; /* sorted by operator */
   size_t nrows;
   int merged; /* operators taken from it */
+  int ops_fd; /* its ops/, opened without following a link; -1: none */
+  char *refused; /* the link or special file that refuses it all; NULL: none */
+  const char *refused_kind; /* what that is ("a symbolic link") */
+  const char *refused_want; /* what it should be ("folder") */
   char job[96]; /* "12_3" or "12", "" when not under Slurm */
 } shard_t;
 
@@ -70,6 +74,30 @@ static const zlb_json_t *path_get(const zlb_json_t *j, const char *a, const char
 static int str_at(const zlb_json_t *j, const char *a, const char *b) {
   const zlb_json_t *v = path_get(j, a, b);
   return v && v->kind == ZLB_JSON_STRING && strlen(v->string) < 4096;
+}
+
+/* What `path` is when it is there but neither a regular file nor (with
+ * `dir`) a folder; NULL when it is one, or is not there. */
+static const char *odd_kind(const char *path, int dir) {
+  struct stat st;
+  if (lstat(path, &st) != 0 || (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
+    return NULL;
+  return S_ISLNK(st.st_mode)    ? "a symbolic link"
+         : S_ISFIFO(st.st_mode) ? "a FIFO"
+         : S_ISDIR(st.st_mode)  ? "a folder"
+         : S_ISSOCK(st.st_mode) ? "a socket"
+         : S_ISCHR(st.st_mode)  ? "a character device"
+         : S_ISBLK(st.st_mode)  ? "a block device"
+         : S_ISREG(st.st_mode)  ? "a regular file"
+                                : "a special file";
+}
+
+static void refuse(shard_t *s, const char *path, const char *kind, const char *want) {
+  if (s->refused)
+    return;
+  s->refused = zlb_xstrdup(path);
+  s->refused_kind = kind ? kind : "a symbolic link";
+  s->refused_want = want;
 }
 
 /* Check the members merge relies on; "" or what is wrong. */
@@ -175,11 +203,27 @@ static int read_shard(shard_t *s, zlb_error_t *err) {
     else if (kx)
       snprintf(s->job, sizeof(s->job), "Kubernetes index %.40s", kx);
   }
+  /* Nothing is read through a link or from a special file: ops/ is
+   * opened once, without following one, and every operator is taken
+   * from that descriptor (a link swapped in later is never followed). */
+  zlb_strbuf_reset(&p);
+  zlb_path_join(&p, s->dir, "ops");
+  s->ops_fd = open(p.buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (s->ops_fd < 0 && errno != ENOENT) {
+    if (errno != ELOOP && errno != ENOTDIR) {
+      rc = zlb_error_set(err, ZLB_EIO, "cannot open '%s': %s", p.buf, strerror(errno));
+      goto out;
+    }
+    refuse(s, p.buf, odd_kind(p.buf, 1), "folder");
+  }
   zlb_strbuf_reset(&p);
   zlb_path_join(&p, s->dir, "ops_status.csv");
-  if (zlb_path_exists(p.buf) &&
-      (rc = zlb__status_read_checked(p.buf, MAX_CSV, &s->rows, &s->nrows, err)))
+  if (odd_kind(p.buf, 0)) {
+    refuse(s, p.buf, odd_kind(p.buf, 0), "regular file");
+  } else if (zlb_path_exists(p.buf) &&
+             (rc = zlb__status_read_checked(p.buf, MAX_CSV, &s->rows, &s->nrows, err))) {
     goto out;
+  }
   /* A row of an operator this shard does not own is a mix-up. */
   for (size_t i = 0; i < s->nrows; i++) {
     const char *key = s->rows[i].op;
@@ -268,11 +312,12 @@ static int same_inode(const char *a, const char *b) {
          sa.st_ino == sb.st_ino;
 }
 
-/* The same file itself (not what a link points at). */
-static int same_file(const char *a, const char *b) {
+/* The same file itself (not what a link points at); `a` in folder `at`. */
+static int same_file(int at, const char *a, const char *b) {
   struct stat sa, sb;
-  return lstat(a, &sa) == 0 && lstat(b, &sb) == 0 && S_ISREG(sa.st_mode) &&
-         S_ISREG(sb.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return fstatat(at, a, &sa, AT_SYMLINK_NOFOLLOW) == 0 && lstat(b, &sb) == 0 &&
+         S_ISREG(sa.st_mode) && S_ISREG(sb.st_mode) && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 /* OUT/ops/<op> from the shard's ops/<op>: built beside it, then swapped
@@ -286,11 +331,11 @@ static int take_op(const char *out, const shard_t *s, const char *op, int copy,
   zlb_strbuf_addf(&src, "%s/ops/%s", s->dir, op);
   zlb_strbuf_addf(&dst, "%s/ops/%s", out, op);
   zlb_strbuf_addf(&tmp, "%s/ops/.merge-%s", out, op);
-  zlb_strbuf_addf(&a, "%s/.complete", src.buf);
+  zlb_strbuf_addf(&a, "%s/.complete", op);
   zlb_strbuf_addf(&b, "%s/.complete", dst.buf);
-  if (!copy && same_file(a.buf, b.buf))
+  if (!copy && same_file(s->ops_fd, a.buf, b.buf))
     goto out;
-  if (zlb__rmtree(tmp.buf) != 0 || zlb__linktree(src.buf, tmp.buf, copy) != 0 ||
+  if (zlb__rmtree(tmp.buf) != 0 || zlb__linktree_at(s->ops_fd, op, tmp.buf, copy) != 0 ||
       zlb__rmtree(dst.buf) != 0 || rename(tmp.buf, dst.buf) != 0)
     rc = zlb_error_set(err, ZLB_EIO, "cannot copy '%s' to '%s': %s", src.buf, dst.buf,
                        strerror(errno));
@@ -553,15 +598,18 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   char started[32];
   size_t nsh = 0, nrows = 0;
-  int rc = 0, lock_fd = -1;
+  int rc = 0, lock_fd = -1, unread = 0;
   double t0 = zlb_now_s();
 
   memset(r, 0, sizeof(*r));
   zlb_iso8601_now(started, sizeof(started));
   /* Read and check every shard before anything is written. */
+  for (size_t i = 0; i <= o->dirs->n; i++)
+    sh[i].ops_fd = -1;
   for (size_t i = 0; i < o->dirs->n; i++) {
     shard_t *s = &sh[nsh];
     struct stat st;
+    const char *kind;
     zlb_strbuf_reset(&p);
     zlb_path_join(&p, o->dirs->v[i], "run_identity.json");
     if (stat(o->dirs->v[i], &st) == 0 && !S_ISDIR(st.st_mode)) {
@@ -569,6 +617,16 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
                          "%s: not a directory (give the output folders of the shards)",
                          o->dirs->v[i]);
       goto out;
+    }
+    if ((kind = odd_kind(p.buf, 0))) {
+      /* Not read through a link: the shard is refused (which one it is
+       * is unknown), its operators missing. */
+      zlb_strvec_pushf(&r->notes,
+                       "refusing '%s': '%s' is %s, not a regular file (its operators are "
+                       "missing)",
+                       o->dirs->v[i], p.buf, kind);
+      unread++;
+      continue;
     }
     if (!zlb_is_dir(o->dirs->v[i]) || !zlb_path_exists(p.buf)) {
       /* A shard that never started leaves no folder: its operators are
@@ -580,6 +638,11 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
     s->dir = o->dirs->v[i];
     if ((rc = read_shard(s, err)))
       goto out;
+    if (s->refused)
+      zlb_strvec_pushf(&r->notes,
+                       "refusing shard %d of %d: '%s' is %s, not a %s (its operators are "
+                       "missing)",
+                       s->index, s->count, s->refused, s->refused_kind, s->refused_want);
     nsh++;
   }
   if (!nsh) {
@@ -633,10 +696,19 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
     shard_t *s = by_index[k];
     const zlb__status_row_t *row = s ? row_of(s, op) : NULL;
     zlb_strbuf_t c = ZLB_STRBUF_INIT;
+    struct stat st;
     int complete = 0;
-    if (row) {
-      zlb_strbuf_addf(&c, "%s/ops/%s/.complete", s->dir, op);
-      complete = zlb_path_exists(c.buf);
+    if (s && s->refused) {
+      r->missing_shard[r->missing.n] = k;
+      zlb_strvec_push(&r->missing, op);
+      zlb_strvec_pushf(&r->why,
+                       "shard %d of %d (%s%s%s): '%s' is %s, refused", k, ref->count, s->host,
+                       s->job[0] ? ", " : "", s->job, s->refused, s->refused_kind);
+      continue;
+    }
+    if (row && s->ops_fd >= 0) {
+      zlb_strbuf_addf(&c, "%s/.complete", op);
+      complete = fstatat(s->ops_fd, c.buf, &st, 0) == 0;
       zlb_strbuf_release(&c);
     }
     if (row && complete) {
@@ -647,7 +719,7 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
       zlb_strbuf_t src = ZLB_STRBUF_INIT, bad = ZLB_STRBUF_INIT;
       int t;
       zlb_strbuf_addf(&src, "%s/ops/%s", s->dir, op);
-      t = zlb__tree_check(src.buf, &bad);
+      t = zlb__tree_check_at(s->ops_fd, op, src.buf, &bad, 0);
       if (t) {
         if (t < 0)
           zlb_strbuf_addf(&bad, "%s (%s)", src.buf, strerror(errno));
@@ -680,7 +752,11 @@ int zlb_merge_run(const zlb_merge_opts_t *o, zlb_merge_result_t *r, zlb_error_t 
     }
     r->missing_shard[r->missing.n] = k;
     zlb_strvec_push(&r->missing, op);
-    if (!s)
+    if (!s && unread)
+      zlb_strvec_pushf(&r->why, "shard %d of %d: no folder among the inputs (never started, "
+                                "cancelled before it started, or refused: see the warnings)",
+                       k, ref->count);
+    else if (!s)
       zlb_strvec_pushf(&r->why, "shard %d of %d: no folder among the inputs (never started, "
                                 "or cancelled before it started)",
                        k, ref->count);
@@ -713,6 +789,9 @@ out:
     close(lock_fd);
   for (size_t i = 0; i <= nsh && i < o->dirs->n; i++) {
     zlb_json_free(sh[i].id);
+    if (sh[i].ops_fd >= 0)
+      close(sh[i].ops_fd);
+    free(sh[i].refused);
     free(sh[i].sorted);
     free(sh[i].rows);
   }

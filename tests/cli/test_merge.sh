@@ -156,6 +156,34 @@ expect_rc 1 "$ZLBENCH" merge "$TMP/mb3" "$TMP/s0" "$TMP/bad" "$TMP/s2"
 expect_in "$TMP/out" "missing: $op1 (shard 1 of 3 ($(hostname)): '$TMP/bad/ops/$op1/results.json' is a symbolic link"
 expect_in "$TMP/out" "0 failed), 1 missing"
 mv "$TMP/saved.json" "$TMP/bad/ops/$op1/results.json"
+# The shard's ops/ itself a link (to a folder of operator folders with
+# their .complete, and anything else): the whole shard is refused by name,
+# its operators missing, nothing under the link taken in.
+n1=$(echo "$ops1" | grep -c .)
+mkdir "$TMP/other3" && cp -r "$TMP/bad/ops/." "$TMP/other3/" && echo secret >"$TMP/other3/$op1/private.txt"
+mv "$TMP/bad/ops" "$TMP/saved-ops" && ln -s "$TMP/other3" "$TMP/bad/ops"
+expect_rc 1 "$ZLBENCH" merge "$TMP/mb4" "$TMP/s0" "$TMP/bad" "$TMP/s2"
+expect_in "$TMP/err" "refusing shard 1 of 3: '$TMP/bad/ops' is a symbolic link, not a folder"
+expect_in "$TMP/out" "missing: $op1 (shard 1 of 3 ($(hostname)): '$TMP/bad/ops' is a symbolic link, refused)"
+expect_in "$TMP/out" "0 failed), $n1 missing"
+[ ! -e "$TMP/mb4/ops/$op1" ] || fail "an operator under a linked ops/ was merged"
+grep -rq secret "$TMP/mb4" && fail "files under a linked ops/ were taken into the merge"
+rm "$TMP/bad/ops" && mv "$TMP/saved-ops" "$TMP/bad/ops"
+# ops_status.csv or run_identity.json a link or a FIFO: refused, never read
+# (a FIFO would block the merge).
+mv "$TMP/bad/ops_status.csv" "$TMP/saved.csv" && mkfifo "$TMP/bad/ops_status.csv"
+expect_rc 1 timeout 20 "$ZLBENCH" merge "$TMP/mb5" "$TMP/s0" "$TMP/bad" "$TMP/s2"
+expect_in "$TMP/err" "refusing shard 1 of 3: '$TMP/bad/ops_status.csv' is a FIFO, not a regular file"
+expect_in "$TMP/out" "0 failed), $n1 missing"
+rm "$TMP/bad/ops_status.csv" && ln -s "$TMP/saved.csv" "$TMP/bad/ops_status.csv"
+expect_rc 1 "$ZLBENCH" merge "$TMP/mb6" "$TMP/s0" "$TMP/bad" "$TMP/s2"
+expect_in "$TMP/err" "'$TMP/bad/ops_status.csv' is a symbolic link, not a regular file"
+rm "$TMP/bad/ops_status.csv" && mv "$TMP/saved.csv" "$TMP/bad/ops_status.csv"
+mv "$TMP/bad/run_identity.json" "$TMP/saved-id.json" && ln -s "$TMP/saved-id.json" "$TMP/bad/run_identity.json"
+expect_rc 1 "$ZLBENCH" merge "$TMP/mb7" "$TMP/s0" "$TMP/bad" "$TMP/s2"
+expect_in "$TMP/err" "refusing '$TMP/bad': '$TMP/bad/run_identity.json' is a symbolic link, not a regular file"
+expect_in "$TMP/out" "missing: $op1 (shard 1 of 3: no folder among the inputs (never started, cancelled before it started, or refused: see the warnings))"
+rm "$TMP/bad/run_identity.json" && mv "$TMP/saved-id.json" "$TMP/bad/run_identity.json"
 
 # OUT is new, empty or an earlier merge: a folder of other files is
 # refused untouched (exit 2), and so is OUT/ops as a link, whose target
