@@ -86,6 +86,12 @@ int zlb_cmd_merge(int argc, char **argv) {
     code = ZLB_EXIT_USAGE;
     goto out;
   }
+  for (size_t i = 0; i < args.n; i++)
+    if (!args.v[i][0]) {
+      zlb_cli_errorf("merge: an empty folder name (argument %zu)", i + 1);
+      code = ZLB_EXIT_USAGE;
+      goto out;
+    }
   for (size_t i = 1; i < args.n; i++)
     zlb_strvec_push(&dirs, args.v[i]);
   o.out_dir = args.v[0];

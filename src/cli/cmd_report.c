@@ -86,9 +86,13 @@ int zlb_cmd_report(int argc, char **argv) {
       break;
     }
   }
-  if (args.n != 1 || !zlb_is_dir(args.v[0])) {
-    zlb_cli_errorf("report: give one run or batch folder%s%s%s", args.n ? " ('" : "",
-                   args.n ? args.v[0] : "", args.n ? "' is not a folder)" : "");
+  if (args.n != 1) {
+    zlb_cli_errorf("report: give one run or batch folder (%zu given)", args.n);
+    rc = ZLB_EXIT_USAGE;
+    goto out;
+  }
+  if (!zlb_is_dir(args.v[0])) {
+    zlb_cli_errorf("report: '%s' is not a folder (give a run or batch folder)", args.v[0]);
     rc = ZLB_EXIT_USAGE;
     goto out;
   }

@@ -204,4 +204,17 @@ for cmd in $cmds; do
     grep -qE -- "(^|[ ,(])$o([ ,;)]|$)" "$TMP/out" || fail "zlbench $cmd --help does not describe $o"
   done
 done
+# Positional folders: an empty one is refused (merge took '' for the
+# current folder's child and failed writing, exit 6); report names what
+# is wrong with its arguments.
+mkdir -p "$TMP/rp1" "$TMP/rp2"
+expect_rc 2 "$ZLBENCH" merge '' "$TMP/rp1" "$TMP/rp2"
+expect_in "$TMP/err" "merge: an empty folder name (argument 1)"
+expect_rc 2 "$ZLBENCH" merge "$TMP/mo" "$TMP/rp1" ''
+expect_in "$TMP/err" "merge: an empty folder name (argument 3)"
+[ -e "$TMP/mo" ] && fail "a refused merge created its output folder"
+expect_rc 2 "$ZLBENCH" report "$TMP/rp1" "$TMP/rp2"
+expect_in "$TMP/err" "report: give one run or batch folder (2 given)"
+expect_rc 2 "$ZLBENCH" report "$TMP/nowhere"
+expect_in "$TMP/err" "report: '$TMP/nowhere' is not a folder"
 echo "ok: option parsing"
