@@ -485,13 +485,15 @@ int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j) {
   zlb_strbuf_t src = ZLB_STRBUF_INIT, mark = ZLB_STRBUF_INIT, dst = ZLB_STRBUF_INIT;
   char *text = NULL;
   zlb_json_t *done = NULL;
-  int used = 0;
+  int used = 0, from_ops = 0;
   size_t len = strlen(j->op);
   for (size_t i = 0; i < o->replay.n; i++)
     if (!strncmp(o->replay.v[i], j->op, len) && o->replay.v[i][len] == '=')
       zlb_strbuf_addstr(&src, o->replay.v[i] + len + 1);
-  if (!src.len && o->replay_from)
+  if (!src.len && o->replay_from) {
     zlb_strbuf_addf(&src, "%s/ops/%s", o->replay_from, j->op);
+    from_ops = 1;
+  }
   if (!src.len)
     goto out;
   {
@@ -502,6 +504,17 @@ int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j) {
     zlb_strbuf_t bad = ZLB_STRBUF_INIT;
     struct stat st;
     int t = lstat(src.buf, &st) == 0 ? zlb__tree_check(src.buf, &bad) : 0;
+    if (from_ops) {
+      /* FROM/ops itself a link: everything under it is someone else's. */
+      zlb_strbuf_t ops = ZLB_STRBUF_INIT;
+      zlb_strbuf_addf(&ops, "%s/ops", o->replay_from);
+      if (lstat(ops.buf, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        zlb_strbuf_reset(&bad);
+        zlb_strbuf_addstr(&bad, ops.buf);
+        t = 1;
+      }
+      zlb_strbuf_release(&ops);
+    }
     if (t) {
       char msg[1400];
       if (t < 0)

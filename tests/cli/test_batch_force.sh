@@ -95,6 +95,7 @@ cmp -s "$OUT/ops/good_scale/results.json" "$TMP/good_scale.old.json" || fail "a 
 # A replay source with a link (the operator's folder, or its
 # results.json) is refused by name and not counted replayed.
 cp -r "$OUT" "$TMP/src"
+cp -r "$OUT" "$TMP/src2"
 mkdir "$TMP/elsewhere" && echo '{}' >"$TMP/elsewhere/results.json" && cp "$OUT/ops/good_copy/.complete" "$TMP/elsewhere/"
 rm -r "$TMP/src/ops/good_copy" && ln -s "$TMP/elsewhere" "$TMP/src/ops/good_copy"
 rm "$TMP/src/ops/good_scale/results.json" && ln -s "$TMP/elsewhere/results.json" "$TMP/src/ops/good_scale/results.json"
@@ -102,6 +103,18 @@ OUT="$TMP/rep"
 expect_rc 1 run_batch --replay-from "$TMP/src"
 expect_in "$TMP/out" "warning: $TMP/src/ops/good_copy: a symbolic link"
 expect_in "$TMP/out" "warning: $TMP/src/ops/good_scale/results.json: a symbolic link"
+expect_in "$TMP/out" "0 replayed"
+for op in good_copy good_scale; do
+  [ "$(csv_field "$OUT/ops_status.csv" $op status)" = replay_refused ] ||
+    fail "$op is $(csv_field "$OUT/ops_status.csv" $op status), not replay_refused"
+  [ -e "$OUT/ops/$op/results.json" ] && fail "$op has results taken through a link"
+done
+# FROM/ops itself a link (to complete operator folders): every operator
+# is refused, the link named.
+mv "$TMP/src2/ops" "$TMP/src2-ops" && ln -s "$TMP/src2-ops" "$TMP/src2/ops"
+OUT="$TMP/rep2"
+expect_rc 1 run_batch --replay-from "$TMP/src2"
+expect_in "$TMP/out" "warning: $TMP/src2/ops: a symbolic link"
 expect_in "$TMP/out" "0 replayed"
 for op in good_copy good_scale; do
   [ "$(csv_field "$OUT/ops_status.csv" $op status)" = replay_refused ] ||
