@@ -2,6 +2,7 @@
  * stable hash; each device runs one `zlbench run` child at a time, devices
  * in parallel. Each operator's job (job.c) handles retries, capture-poison
  * re-runs and the two-level dtype fallback. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -344,12 +345,32 @@ static void not_ok_breakdown(const zlb__batch_t *b, zlb_batch_result_t *res) {
   }
 }
 
+/* Remove `dir` if it holds nothing but batch.lock. */
+static void drop_empty_out(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  int other = 0;
+  zlb_strbuf_t lock = ZLB_STRBUF_INIT;
+  if (!d)
+    return;
+  while ((de = readdir(d)))
+    other |= strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+             strcmp(de->d_name, "batch.lock");
+  closedir(d);
+  if (other)
+    return;
+  zlb_path_join(&lock, dir, "batch.lock");
+  if (unlink(lock.buf) == 0)
+    rmdir(dir);
+  zlb_strbuf_release(&lock);
+}
+
 int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_t *err) {
   zlb__batch_t b;
   zlb__registered_t reg;
   zlb_strvec_t sel = ZLB_STRVEC_INIT;
   zlb_error_t e = ZLB_ERROR_INIT;
-  int ndev = 0, rc, lock_fd = -1;
+  int ndev = 0, rc, lock_fd = -1, created_out = 0;
   double last_status = 0;
 
   memset(&b, 0, sizeof(b));
@@ -385,6 +406,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     goto out;
   if (!o->list_only && (rc = check_replay_sources(o, err)))
     goto out;
+  created_out = !o->list_only && !zlb_path_exists(o->out_dir);
   if (!o->list_only && ((rc = zlb_check_writable_dir(o->out_dir, err)) ||
                         (rc = lock_out_dir(o->out_dir, &lock_fd, err))))
     goto out;
@@ -659,6 +681,10 @@ out:
   zlb_strvec_release(&b.op_files);
   zlb_strvec_release(&b.op_others);
   zlb_strbuf_release(&b.status_path);
+  /* Refused before anything ran (a device not visible, a bad library or
+   * inventory): a folder this batch created holds only its lock, and goes. */
+  if (rc && created_out && lock_fd >= 0)
+    drop_empty_out(o->out_dir);
   if (lock_fd >= 0)
     close(lock_fd); /* releases the lock; the file stays, naming the last holder */
   return rc;

@@ -97,4 +97,12 @@ expect_in "$TMP/err" "deny.yaml:"
 # A device given twice is named.
 expect_rc 2 B --ops good_copy --devices 0,0 --out "$TMP/o6"
 expect_in "$TMP/err" "--devices: device 0 given twice"
+# A batch refused before anything ran leaves no output folder it created
+# (it held only batch.lock), and a folder that existed stays.
+[ -e "$TMP/o6" ] && fail "a refused batch left its new output folder behind: $(ls -A "$TMP/o6")"
+expect_rc 2 B --ops good_copy --devices 7 --out "$TMP/o7"
+[ -e "$TMP/o7" ] && fail "a batch refused for its devices left its new output folder behind"
+mkdir -p "$TMP/o8"
+expect_rc 2 B --ops good_copy --devices 7 --out "$TMP/o8"
+[ -d "$TMP/o8" ] || fail "a refused batch removed a folder that was there before"
 echo "ok: batch input errors and display"
