@@ -226,6 +226,19 @@ static int collect(const char *root, const char *rel, int (*want)(const char *na
         rc = zlb_error_set(err, ZLB_EPARSE, "more than %zu %s under '%s'", max, what, root);
       else
         zlb_strvec_push(out, child.buf);
+    } else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) && want(de->d_name)) {
+      /* A FIFO or device under a results name is never opened (a FIFO
+       * would block), but not dropped silently either: the scan has no
+       * channel for warnings, so it says so on stderr itself. */
+      zlb_strbuf_t tmp = ZLB_STRBUF_INIT;
+      fprintf(stderr, "zlbench: warning: skipping '%s': %s, not a regular file\n",
+              zlb_printable(&tmp, full.buf),
+              S_ISFIFO(st.st_mode)  ? "a FIFO"
+              : S_ISSOCK(st.st_mode) ? "a socket"
+              : S_ISCHR(st.st_mode)  ? "a character device"
+              : S_ISBLK(st.st_mode)  ? "a block device"
+                                     : "a special file");
+      zlb_strbuf_release(&tmp);
     }
   }
   closedir(d);
