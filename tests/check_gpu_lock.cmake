@@ -5,8 +5,20 @@
 if(NOT BUILD OR NOT LOCK)
   message(FATAL_ERROR "check_gpu_lock: pass -DBUILD=<build dir> -DLOCK=<lock name>")
 endif()
+# ctest rewrites Testing/Temporary/LastTest.log even for --show-only, and
+# this runs inside the build's own ctest: in the build folder it would
+# replace the log of the run in progress (and with it the skipped tests'
+# reasons `make test` prints). So it lists a copy of the test files.
+set(tree ${BUILD}/gpu-lock-check)
+file(REMOVE_RECURSE ${tree})
+file(GLOB_RECURSE testfiles RELATIVE ${BUILD} ${BUILD}/CTestTestfile.cmake)
+foreach(f ${testfiles})
+  get_filename_component(d ${tree}/${f} DIRECTORY)
+  file(COPY ${BUILD}/${f} DESTINATION ${d})
+endforeach()
 execute_process(COMMAND ${CMAKE_CTEST_COMMAND} --show-only=json-v1
-  WORKING_DIRECTORY ${BUILD} OUTPUT_VARIABLE json RESULT_VARIABLE rc)
+  WORKING_DIRECTORY ${tree} OUTPUT_VARIABLE json RESULT_VARIABLE rc)
+file(REMOVE_RECURSE ${tree})
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "check_gpu_lock: 'ctest --show-only=json-v1' failed in ${BUILD} (rc ${rc})")
 endif()
