@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "zlbench/error.h"
 
@@ -183,6 +184,9 @@ int zlb_mkdirs(const char *path, zlb_error_t *err);
  * cannot be opened as given (permission, too long), ZLB_EIO otherwise.
  */
 int zlb_open_regular(const char *path, zlb_error_t *err);
+/** What a file-system node of mode `m` (st_mode) is, for messages: "a FIFO",
+ * "a directory", "a character device", "a symbolic link", ... (static). */
+const char *zlb_node_kind(mode_t m);
 /** zlb_open_regular as a stdio stream ("rb"); NULL and `err` set on error. */
 FILE *zlb_fopen_regular(const char *path, zlb_error_t *err);
 /**

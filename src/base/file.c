@@ -37,8 +37,7 @@ out:
   return rc;
 }
 
-/* What a node is, for messages: "a FIFO", "a directory", ... */
-static const char *node_kind(mode_t m) {
+const char *zlb_node_kind(mode_t m) {
   if (S_ISDIR(m))
     return "a directory";
   if (S_ISFIFO(m))
@@ -51,7 +50,7 @@ static const char *node_kind(mode_t m) {
     return "a socket";
   if (S_ISLNK(m))
     return "a symbolic link";
-  return S_ISREG(m) ? "a regular file" : "not a file";
+  return S_ISREG(m) ? "a regular file" : "a special file";
 }
 
 /* The code for a failed open() of an input: a missing file or a path that
@@ -111,7 +110,7 @@ int zlb_open_regular(const char *path, zlb_error_t *err) {
   if (!S_ISREG(st.st_mode)) {
     close(fd);
     return zlb_error_set(err, ZLB_EINVAL, "'%s': is %s, not a regular file", path,
-                         node_kind(st.st_mode));
+                         zlb_node_kind(st.st_mode));
   }
   return fd;
 }
@@ -274,7 +273,7 @@ static int refuse_node(const char *path, mode_t m, zlb_error_t *err) {
   return zlb_error_set(err, ZLB_EIO,
                        "cannot write '%s': it is %s, not a regular file: remove it or give "
                        "another name",
-                       path, node_kind(m));
+                       path, zlb_node_kind(m));
 }
 
 int zlb_write_file_atomic(const char *path, const void *data, size_t len, zlb_error_t *err) {

@@ -82,14 +82,7 @@ static const char *odd_kind(const char *path, int dir) {
   struct stat st;
   if (lstat(path, &st) != 0 || (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)))
     return NULL;
-  return S_ISLNK(st.st_mode)    ? "a symbolic link"
-         : S_ISFIFO(st.st_mode) ? "a FIFO"
-         : S_ISDIR(st.st_mode)  ? "a folder"
-         : S_ISSOCK(st.st_mode) ? "a socket"
-         : S_ISCHR(st.st_mode)  ? "a character device"
-         : S_ISBLK(st.st_mode)  ? "a block device"
-         : S_ISREG(st.st_mode)  ? "a regular file"
-                                : "a special file";
+  return zlb_node_kind(st.st_mode);
 }
 
 static void refuse(shard_t *s, const char *path, const char *kind, const char *want) {

@@ -232,12 +232,7 @@ static int collect(const char *root, const char *rel, int (*want)(const char *na
        * channel for warnings, so it says so on stderr itself. */
       zlb_strbuf_t tmp = ZLB_STRBUF_INIT;
       fprintf(stderr, "zlbench: warning: skipping '%s': %s, not a regular file\n",
-              zlb_printable(&tmp, full.buf),
-              S_ISFIFO(st.st_mode)  ? "a FIFO"
-              : S_ISSOCK(st.st_mode) ? "a socket"
-              : S_ISCHR(st.st_mode)  ? "a character device"
-              : S_ISBLK(st.st_mode)  ? "a block device"
-                                     : "a special file");
+              zlb_printable(&tmp, full.buf), zlb_node_kind(st.st_mode));
       zlb_strbuf_release(&tmp);
     }
   }
