@@ -22,6 +22,18 @@ static int open_dir_at(int at, const char *name) {
   return openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* A DIR over the folder open as `fd`; NULL with `fd` closed and errno
+ * kept when that fails. */
+static DIR *dir_of(int fd) {
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+  }
+  return d;
+}
+
 /* Empty the folder open as `fd` (the descriptor is consumed). */
 static int rm_contents(int fd, int depth) {
   DIR *d;
@@ -32,12 +44,8 @@ static int rm_contents(int fd, int depth) {
     errno = ELOOP;
     return -1;
   }
-  if (!(d = fdopendir(fd))) {
-    saved = errno;
-    close(fd);
-    errno = saved;
+  if (!(d = dir_of(fd)))
     return -1;
-  }
   while ((de = readdir(d))) {
     struct stat st;
     if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
@@ -94,12 +102,8 @@ static int check_fd(int fd, const char *label, zlb_strbuf_t *bad, int depth) {
   DIR *d;
   struct dirent *de;
   int rc = 0, saved = 0;
-  if (!(d = fdopendir(fd))) {
-    saved = errno;
-    close(fd);
-    errno = saved;
+  if (!(d = dir_of(fd)))
     return -1;
-  }
   while (!rc && (de = readdir(d))) {
     zlb_strbuf_t p = ZLB_STRBUF_INIT;
     struct stat st;
@@ -201,12 +205,8 @@ static int clone_tree(int at, const char *from, const char *to, const char *skip
   }
   if ((fd = open_dir_at(at, from)) < 0)
     return -1;
-  if (!(d = fdopendir(fd))) {
-    saved = errno;
-    close(fd);
-    errno = saved;
+  if (!(d = dir_of(fd)))
     return -1;
-  }
   if (mkdir(to, 0777) != 0 && errno != EEXIST) {
     saved = errno;
     closedir(d);
@@ -277,7 +277,7 @@ int zlb__move_contents(const char *from, const char *to) {
 }
 
 int zlb__linktree(const char *from, const char *to, int copy) {
-  return clone_tree(AT_FDCWD, from, to, NULL, !copy, 0);
+  return zlb__linktree_at(AT_FDCWD, from, to, copy);
 }
 
 int zlb__linktree_at(int at, const char *from, const char *to, int copy) {
