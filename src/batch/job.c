@@ -344,10 +344,11 @@ void zlb__launch_alone(zlb__batch_t *b, zlb__job_t *j) {
 }
 
 /* Does a child's first error line say the device ran out of memory? The
- * words of CUDA, torch, Triton, HIP, MUSA and CANN runtimes. */
+ * words of CUDA, torch, Triton, HIP, MUSA and CANN runtimes, matched
+ * without case ("OutOfMemoryError", "hipErrorOutOfMemory",
+ * "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation", ...). */
 static int out_of_memory(const char *sig) {
-  static const char *const keys[] = {"out of memory", "OutOfMemoryError", "OUT_OF_MEMORY",
-                                     "ErrorOutOfMemory", "ErrorMemoryAllocation",
+  static const char *const keys[] = {"out of memory", "OutOfMemory", "OUT_OF_MEMORY",
                                      "MemoryAllocation"};
   for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
     if (strcasestr(sig, keys[i]))
@@ -480,6 +481,18 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
 
 /* ---- replay and resume --------------------------------------------------------------- */
 
+/* An empty staging folder for j's results (ops/.stage-<op>), in `dst`:
+ * 0, or -1 with nothing staged. */
+static int stage_fresh(zlb__batch_t *b, zlb__job_t *j, zlb_strbuf_t *dst) {
+  j->staged = 1;
+  zlb__work_dir(b, j, dst);
+  if (zlb__rmtree(dst->buf) || zlb_mkdirs(dst->buf, NULL)) {
+    j->staged = 0;
+    return -1;
+  }
+  return 0;
+}
+
 int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j) {
   const zlb_batch_opts_t *o = b->o;
   zlb_strbuf_t src = ZLB_STRBUF_INIT, mark = ZLB_STRBUF_INIT, dst = ZLB_STRBUF_INIT;
@@ -533,13 +546,8 @@ int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j) {
       zlb_strbuf_release(&bad);
       /* Its outcome is this refusal: an empty staged folder with the
        * marker takes the place of ops/<op>. */
-      j->staged = 1;
-      zlb__work_dir(b, j, &dst);
-      if (zlb__rmtree(dst.buf) || zlb_mkdirs(dst.buf, NULL)) {
-        j->staged = 0;
-        goto out;
-      }
-      used = 1;
+      if (stage_fresh(b, j, &dst) == 0)
+        used = 1;
       goto out;
     }
     zlb_strbuf_release(&bad);
@@ -556,10 +564,9 @@ int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j) {
   }
   /* Built beside the operator's folder, put in its place when complete:
    * its earlier results stay until then. */
-  j->staged = 1;
-  zlb__work_dir(b, j, &dst);
-  if (zlb__rmtree(dst.buf) || zlb_mkdirs(dst.buf, NULL) ||
-      zlb__copytree(src.buf, dst.buf, "attempts")) {
+  if (stage_fresh(b, j, &dst))
+    goto out;
+  if (zlb__copytree(src.buf, dst.buf, "attempts")) {
     zlb__rmtree(dst.buf);
     j->staged = 0;
     goto out;
