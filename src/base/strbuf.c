@@ -189,18 +189,23 @@ void zlb_strbuf_add_json_escaped(zlb_strbuf_t *sb, const char *s) {
   }
 }
 
-void zlb_strbuf_add_csv(zlb_strbuf_t *sb, const char *s) {
-  if (!strpbrk(s, ",\"\n\r")) {
-    zlb_strbuf_addstr(sb, s);
-    return;
-  }
+/* `s` as a quoted CSV field (quotes doubled), `lead` put first inside. */
+static void add_csv_quoted(zlb_strbuf_t *sb, const char *lead, const char *s) {
   zlb_strbuf_addch(sb, '"');
+  zlb_strbuf_addstr(sb, lead);
   for (; *s; s++) {
     if (*s == '"')
       zlb_strbuf_addch(sb, '"');
     zlb_strbuf_addch(sb, *s);
   }
   zlb_strbuf_addch(sb, '"');
+}
+
+void zlb_strbuf_add_csv(zlb_strbuf_t *sb, const char *s) {
+  if (!strpbrk(s, ",\"\n\r"))
+    zlb_strbuf_addstr(sb, s);
+  else
+    add_csv_quoted(sb, "", s);
 }
 
 /* Length of the valid UTF-8 sequence at `s` (2 to 4 bytes), 0 when it is
@@ -281,17 +286,10 @@ static int csv_formula(const char *s) {
 }
 
 void zlb_strbuf_add_csv_text(zlb_strbuf_t *sb, const char *s) {
-  if (!csv_formula(s)) {
+  if (!csv_formula(s))
     zlb_strbuf_add_csv(sb, s);
-    return;
-  }
-  zlb_strbuf_addstr(sb, "\"'");
-  for (; *s; s++) {
-    if (*s == '"')
-      zlb_strbuf_addch(sb, '"');
-    zlb_strbuf_addch(sb, *s);
-  }
-  zlb_strbuf_addch(sb, '"');
+  else
+    add_csv_quoted(sb, "'", s);
 }
 
 void zlb_strvec_push(zlb_strvec_t *sv, const char *s) {
