@@ -149,9 +149,10 @@ int zlb_ops_load_library(zlb_op_set_t *set, const char *path, zlb_error_t *err) 
      * input (exit 2); a good one whose runtime is missing here (libcuda,
      * ...) is an unavailable backend (exit 3). glibc's words for an
      * executable (ET_DYN too when position-independent) tell it apart. */
-    if (e && strstr(e, "position-independent executable"))
+    int pie = e && strstr(e, "position-independent executable");
+    if (pie)
       snprintf(why, sizeof(why), "an executable, not a shared library");
-    if ((e && strstr(e, "position-independent executable")) || !elf_ok(path, why, sizeof(why)))
+    if (pie || !elf_ok(path, why, sizeof(why)))
       return zlb_error_set(err, ZLB_EINVAL,
                            "cannot load operator library '%s': %s (%s); give the path of "
                            "a libzlb_ops_*.so built for this machine",
