@@ -66,37 +66,34 @@ static void shape_text(const zlb_yaml_node_t *dims, char *buf, size_t len) {
  * shape means the same to every reader. */
 static int parse_extent(const zlb_yaml_node_t *dims, const zlb_yaml_node_t *d, size_t i,
                         const char *file, int64_t *out, zlb_error_t *err) {
-  char shape[80];
-  const char *s = d->scalar, *digits;
+  char shape[80], why[160];
+  const char *s = d->scalar;
+  const char *digits = d->kind == ZLB_YAML_SCALAR ? s + (*s == '-') : "";
   int64_t v = 0;
+  if (d->kind != ZLB_YAML_SCALAR) {
+    snprintf(why, sizeof(why), " is %s, not an integer",
+             d->kind == ZLB_YAML_NULL ? "empty" : "a list or map");
+  } else if (d->quoted) {
+    snprintf(why, sizeof(why),
+             ": '%.40s' is quoted; write extents as plain integers (64, not \"64\")", s);
+  } else if (!*digits || strspn(digits, "0123456789") != strlen(digits)) {
+    snprintf(why, sizeof(why), ": '%.40s' is not a decimal integer", s);
+  } else if (digits[0] == '0' && digits[1]) {
+    snprintf(why, sizeof(why),
+             ": '%.40s' has a leading zero (YAML 1.1 reads it as octal); write it without", s);
+  } else {
+    for (const char *c = digits; *c && v <= MAX_EXTENT; c++)
+      v = v * 10 + (*c - '0');
+    if (*s != '-' && v <= MAX_EXTENT) {
+      *out = v;
+      return 0;
+    }
+    snprintf(why, sizeof(why), ": %.40s is out of range (0..%lld)", s, (long long)MAX_EXTENT);
+  }
+  /* The shape as written only for the message: not for every good extent. */
   shape_text(dims, shape, sizeof(shape));
-  if (d->kind != ZLB_YAML_SCALAR)
-    return zlb_error_set(err, ZLB_EPARSE, "%s:%d: shape %s extent #%zu is %s, not an integer",
-                         file, d->line, shape, i,
-                         d->kind == ZLB_YAML_NULL ? "empty" : "a list or map");
-  if (d->quoted)
-    return zlb_error_set(err, ZLB_EPARSE,
-                         "%s:%d: shape %s extent #%zu: '%.40s' is quoted; write extents "
-                         "as plain integers (64, not \"64\")",
-                         file, d->line, shape, i, s);
-  digits = s + (*s == '-');
-  if (!*digits || strspn(digits, "0123456789") != strlen(digits))
-    return zlb_error_set(err, ZLB_EPARSE,
-                         "%s:%d: shape %s extent #%zu: '%.40s' is not a decimal integer",
-                         file, d->line, shape, i, s);
-  if (digits[0] == '0' && digits[1])
-    return zlb_error_set(err, ZLB_EPARSE,
-                         "%s:%d: shape %s extent #%zu: '%.40s' has a leading zero (YAML 1.1 "
-                         "reads it as octal); write it without",
-                         file, d->line, shape, i, s);
-  for (const char *c = digits; *c && v <= MAX_EXTENT; c++)
-    v = v * 10 + (*c - '0');
-  if (*s == '-' || v > MAX_EXTENT)
-    return zlb_error_set(err, ZLB_EPARSE,
-                         "%s:%d: shape %s extent #%zu: %.40s is out of range (0..%lld)", file,
-                         d->line, shape, i, s, (long long)MAX_EXTENT);
-  *out = v;
-  return 0;
+  return zlb_error_set(err, ZLB_EPARSE, "%s:%d: shape %s extent #%zu%s", file, d->line, shape, i,
+                       why);
 }
 
 static int parse_entry(const zlb_yaml_node_t *n, const char *file, zlb_shape_t *s,
