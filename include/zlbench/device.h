@@ -65,6 +65,10 @@ typedef struct zlb_backend zlb_backend_t;
 /* One kernel execution as the device's activity tracer saw it (ns). */
 typedef struct zlb_trace_span {
   uint64_t start, end;
+  /* The tracer's id of the stream the kernel ran on (CUPTI's streamId);
+   * 0 where the tracer does not say. --integrity compares it with the
+   * id of the stream the candidate was given. */
+  uint32_t stream;
 } zlb_trace_span_t;
 
 /* Clock and throttle state of a device (NVML on CUDA); -1 when unknown. */

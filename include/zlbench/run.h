@@ -45,6 +45,9 @@ typedef struct zlb_run_opts {
   int verbose;               /* 1: each row's phase times (ms) after it */
   int trials;                /* each row measured this many times, each on freshly
                               * allocated tensors (1..16; default 1) */
+  int integrity;             /* --integrity: check the candidate on a random timed sample
+                              * with fresh inputs, refuse work on other streams and rates
+                              * above the measured ceilings (docs/integrity.md) */
 } zlb_run_opts_t;
 
 /** Defaults: backend auto, device 0, timer auto, timing defaults, seed 0x5eed. */

@@ -163,6 +163,16 @@ typedef struct zlb_launch {
    * check): its JIT, autotuning and kernel loading are done, so the
    * timers skip their own untimed first call. */
   int primed;
+  /* Optional (--integrity, docs/integrity.md): one timed sample checked.
+   * Before the timed sample `sample` (0-based, among those the timer
+   * keeps) the timers call integrity(ctx, 0, sample, s, err): 1 when this
+   * is the sample to check (the hook has poisoned the outputs and put
+   * fresh values into the inputs), 0 when not, or a negative ZLB code.
+   * After a sample it returned 1 for (a call, a replay, a batch), they
+   * call integrity(ctx, 1, sample, s, err), which waits for the device and
+   * compares the outputs (0, or ZLB_EMISMATCH with err set). That sample
+   * is left out of the statistics. NULL: no check. */
+  int (*integrity)(void *ctx, int after, size_t sample, zlb_stream_t s, zlb_error_t *err);
 } zlb_launch_t;
 
 /* A device buffer written before each direct sample to evict caches. */

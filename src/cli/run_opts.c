@@ -335,6 +335,11 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "(env ZL_AUTOTUNE; default off)"),
         PASS(CALLBACK, "--seed", "N", x, opt_seed,
              "input and RNG seed (env ZL_SEED; default 24301)"),
+        PASS(FLAG, "--integrity", NULL, &o->integrity, NULL,
+             "for candidates that may game the benchmark: check the outputs of\n"
+             "one timed sample chosen at random on fresh inputs, refuse work on\n"
+             "another stream (needs a kernel tracer) and rates above the measured\n"
+             "ceilings (env ZL_INTEGRITY=1; docs/integrity.md)"),
         PASS(FLAG, "--verbose", NULL, &o->verbose, NULL,
              "after each row, a '# phases (ms): ...' line with where its wall\n"
              "time went (env ZL_VERBOSE=1)"),
@@ -357,6 +362,9 @@ int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
     if (env_defaults[i].fn(NULL, env_defaults[i].env, v, x))
       return -1;
   }
+  if (!o->integrity && (v0 = getenv("ZL_INTEGRITY")) && *v0 &&
+      set_onoff("ZL_INTEGRITY", v0, &o->integrity))
+    return -1;
   /* --verbose wins over ZL_VERBOSE, which is checked only without it. */
   if (!o->verbose && (v0 = getenv("ZL_VERBOSE")) && *v0 && set_onoff("ZL_VERBOSE", v0, &o->verbose))
     return -1;

@@ -43,6 +43,7 @@ enum {
   FLUSH_FORCED = 1,
   RECORD_START = 16,
   RECORD_END = 24,
+  RECORD_STREAM = 48, /* streamId, after deviceId (40) and contextId (44) */
   BUFFER_BYTES = 8 << 20
 };
 /* A kernel that starts this long before the interval began is not ours
@@ -171,6 +172,7 @@ static void on_complete(void *ctx, uint32_t stream, uint8_t *buffer, size_t size
       continue;
     memcpy(&sp.start, (const char *)rec + RECORD_START, 8);
     memcpy(&sp.end, (const char *)rec + RECORD_END, 8);
+    memcpy(&sp.stream, (const char *)rec + RECORD_STREAM, 4);
     if (sp.start < window_lo || sp.end < sp.start) {
       early++;
       continue;

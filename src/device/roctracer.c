@@ -184,6 +184,7 @@ static void take(const zroc_record_t *r) {
   }
   spans[nspans].start = r->begin_ns;
   spans[nspans].end = r->end_ns;
+  spans[nspans].stream = 0; /* not read from the record: no side-stream check */
   nspans++;
 }
 

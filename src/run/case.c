@@ -17,6 +17,7 @@ struct launch_ctx {
   zlb_case_t *c;
   int which;
   int calls; /* enqueues per timed call: 1, or 2 under ZL_TEST_SLOW_CANDIDATE */
+  struct integ *integ; /* --integrity: the checked sample's state (NULL: none) */
 };
 
 static const zlb_impl_t *impl_of(const zlb__run_t *r, int which) {
@@ -364,7 +365,7 @@ static int poison(zlb__run_t *r, zlb_case_t *c, int which, zlb_error_t *err) {
 }
 
 static int run_once(zlb__run_t *r, zlb_case_t *c, int which, zlb_error_t *err) {
-  struct launch_ctx lc = {r, c, which, 1};
+  struct launch_ctx lc = {r, c, which, 1, NULL};
   int rc = call_impl(&lc, r->stream, err);
   if (!rc)
     rc = r->b->v->stream_sync(r->b, r->stream, err);
@@ -503,6 +504,34 @@ static int corrupt_for_test(zlb__run_t *r, zlb_case_t *c, zlb_error_t *err) {
   return r->b->v->memcpy_htod(r->b, (char *)t->data + i * es, elem, es, err);
 }
 
+/* The candidate's outputs against the baseline's: large outputs are judged
+ * on the device where it can (copying them to the host cost more than the
+ * timing of the row), else on the host, `view` then holding the copies.
+ * *where: "device" or "host". */
+static int compare_outputs(zlb__run_t *r, zlb_case_t *c, zlb_host_view_t *view,
+                           const char **where, zlb_error_t *err) {
+  int rc;
+  *where = "device";
+  if (on_device(r, c)) {
+    rc = c->check == ZLB_CHECK_CUSTOM ? compare_on_device(r, c, err)
+                                      : zlb_check_outputs_device(r->b, r->stream, c, err);
+    if (rc != ZLB_EUNSUPPORTED)
+      return rc;
+    zlb_error_clear(err);
+  }
+  *where = "host";
+  if (c->check == ZLB_CHECK_CUSTOM)
+    for (int i = 0; i < c->n_in; i++)
+      if ((rc = host_view(r, &c->in[i], ZLB__SLOT_IN + i, &view->in[i], err)))
+        return rc;
+  for (int w = 0; w < 2; w++)
+    for (int k = 0; k < c->n_out; k++)
+      if ((rc = host_view(r, &c->out[w][k], ZLB__SLOT_OUT + w * ZLB_MAX_TENSORS + k,
+                          &view->out[w][k], err)))
+        return rc;
+  return zlb_check_outputs(r->op, &r->env, c, view, err);
+}
+
 /* The accuracy check: each impl once on poisoned outputs, compare; an impl
  * that draws random numbers must reproduce its output bit for bit from the
  * same RNG state. Only what the check reads is copied to the host: inputs
@@ -530,33 +559,231 @@ static int accuracy(zlb__run_t *r, zlb_case_t *c, const char **where, double *ca
   *where = "none";
   if (c->check == ZLB_CHECK_NONE && !(r->op->candidate.flags & ZLB_IMPL_USES_RNG))
     return 0;
-  /* Large outputs are judged on the device where it can: copying them to
-   * the host cost more than the timing of the row. */
-  *where = "device";
-  if (on_device(r, c)) {
-    rc = c->check == ZLB_CHECK_CUSTOM ? compare_on_device(r, c, err)
-                                      : zlb_check_outputs_device(r->b, r->stream, c, err);
-    if (rc != ZLB_EUNSUPPORTED) {
-      if (rc || !(r->op->candidate.flags & ZLB_IMPL_USES_RNG))
-        return rc;
-      return reproducible_on_device(r, c, before, err);
-    }
-    zlb_error_clear(err);
-  }
-  *where = "host";
-  if (c->check == ZLB_CHECK_CUSTOM)
-    for (int i = 0; i < c->n_in; i++)
-      if ((rc = host_view(r, &c->in[i], ZLB__SLOT_IN + i, &view.in[i], err)))
-        return rc;
-  for (int w = 0; w < 2; w++)
-    for (int k = 0; k < c->n_out; k++)
-      if ((rc = host_view(r, &c->out[w][k], ZLB__SLOT_OUT + w * ZLB_MAX_TENSORS + k,
-                          &view.out[w][k], err)))
-        return rc;
-  if ((rc = zlb_check_outputs(r->op, &r->env, c, &view, err)))
+  if ((rc = compare_outputs(r, c, &view, where, err)) ||
+      !(r->op->candidate.flags & ZLB_IMPL_USES_RNG))
     return rc;
+  return !strcmp(*where, "device") ? reproducible_on_device(r, c, before, err)
+                                   : check_reproducible(r, c, before, &view, err);
+}
+
+/* ---- --integrity (docs/integrity.md) ---------------------------------------- */
+
+/* The timed sample checked is one of samples 2..INTEG_SPAN + 1: every timer
+ * takes that many in a normal measurement (graph and queue at least 10). */
+#define INTEG_SPAN 9
+
+struct integ {
+  uint64_t seed;      /* the fresh inputs' seed */
+  size_t at;          /* the sample checked (0-based; never the first) */
+  int done;           /* the check ran (once per measurement) */
+  size_t sample;      /* the sample it ran on */
+  const char *where;  /* "device" or "host" */
+};
+
+/* Before timed sample `sample`: when it is the one, wait for the device
+ * (the samples before it read the old inputs), poison both sides' outputs
+ * and refill the inputs in place from a fresh seed: the same addresses,
+ * new values. After it: the baseline on the same inputs, then compare. */
+static int integ_hook(void *ctx, int after, size_t sample, zlb_stream_t s, zlb_error_t *err) {
+  struct launch_ctx *lc = ctx;
+  struct integ *ig = lc->integ;
+  zlb__run_t *r = lc->r;
+  zlb_host_view_t view;
+  char msg[sizeof(err->msg)];
+  int rc;
+  (void)s;
+  if (!after) {
+    if (ig->done || sample < ig->at)
+      return 0;
+    if ((rc = r->b->v->sync(r->b, err)) || (rc = poison(r, lc->c, ZLB_BASELINE, err)) ||
+        (rc = poison(r, lc->c, ZLB_CANDIDATE, err)) || (rc = fill_inputs(r, lc->c, ig->seed, err)))
+      return rc;
+    ig->done = 1;
+    ig->sample = sample;
+    return 1;
+  }
+  memset(&view, 0, sizeof(view));
+  if ((rc = r->b->v->sync(r->b, err)) || (rc = run_once(r, lc->c, ZLB_BASELINE, err)))
+    return rc;
+  rc = compare_outputs(r, lc->c, &view, &ig->where, err);
+  if (rc != ZLB_EMISMATCH)
+    return rc;
+  zlb_strlcpy(msg, err->msg, sizeof(msg));
+  return zlb_error_set(err, ZLB_EMISMATCH,
+                       "integrity: the outputs of timed iteration %zu do not match the "
+                       "baseline on fresh inputs (a result cached across calls, or work "
+                       "skipped after the first call): %s",
+                       sample + 1, msg);
+}
+
+/* Why the timed-sample check does not apply to this case ("" when it does). */
+static const char *integ_skip(const zlb__run_t *r, const zlb_case_t *c) {
   if (r->op->candidate.flags & ZLB_IMPL_USES_RNG)
-    return check_reproducible(r, c, before, &view, err);
+    return "timed sample: not checked (the candidate draws random numbers: its outputs "
+           "differ from the baseline's by design; the accuracy check covers it)";
+  if (c->check == ZLB_CHECK_NONE)
+    return "timed sample: not checked (the operator has no accuracy check)";
+  return "";
+}
+
+/* The timer took fewer samples than the one chosen: one more call checked
+ * after them, so a candidate never goes unchecked. */
+static int integ_late(struct launch_ctx *lc, zlb_error_t *err) {
+  int rc;
+  lc->integ->at = 0;
+  if ((rc = integ_hook(lc, 0, 0, lc->r->stream, err)) < 0 ||
+      (rc = call_impl(lc, lc->r->stream, err)))
+    return rc;
+  lc->integ->sample = (size_t)-1;
+  return integ_hook(lc, 1, 0, lc->r->stream, err);
+}
+
+/* Append "; text" (or "text") to the row's integrity column. */
+static void integ_say(zlb__row_t *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void integ_say(zlb__row_t *row, const char *fmt, ...) {
+  size_t n = strlen(row->integrity);
+  va_list ap;
+  if (n && n + 2 < sizeof(row->integrity)) {
+    memcpy(row->integrity + n, "; ", 3);
+    n += 2;
+  }
+  va_start(ap, fmt);
+  vsnprintf(row->integrity + n, sizeof(row->integrity) - n, fmt, ap);
+  va_end(ap);
+}
+
+/*
+ * Work on another stream: one call of the candidate traced, after an empty
+ * kernel on the stream it is given (whose span names that stream to the
+ * tracer). A kernel of the call on any other stream is refused: the
+ * timers' events on the given stream do not wait for it, so its time would
+ * not be measured. Without a tracer that names streams the row says the
+ * check was not possible.
+ */
+static int check_streams(zlb__run_t *r, zlb_case_t *c, zlb__row_t *row, zlb_error_t *err) {
+  zlb_backend_t *b = r->b;
+  zlb_trace_span_t *sp = NULL;
+  size_t n = 0, mine = 0, other = 0;
+  uint64_t mark = 0;
+  uint32_t own = 0, stray = 0;
+  int rc, rc2, have_own = 0;
+  zlb_error_t why = ZLB_ERROR_INIT, e2 = ZLB_ERROR_INIT;
+  zlb_rng_t keep = r->rng;
+
+  if (!b->v->trace_begin || !b->v->trace_now || !b->v->trace_end || !b->v->launch_empty) {
+    integ_say(row, "side streams: not checked (backend '%s' has no %s)", b->desc->name,
+              b->v->trace_begin ? "empty kernel to name its stream" : "kernel tracer");
+    return 0;
+  }
+  if (b->v->trace_available && b->v->trace_available(b, &why)) {
+    integ_say(row, "side streams: not checked (%s)", why.msg);
+    return 0;
+  }
+  if ((rc = b->v->trace_begin(b, &why))) {
+    integ_say(row, "side streams: not checked (%s)", why.msg);
+    return 0;
+  }
+  if (!(rc = b->v->launch_empty(b, r->stream, err)) &&
+      !(rc = b->v->stream_sync(b, r->stream, err)) && !(rc = b->v->trace_now(b, &mark, err)) &&
+      !(rc = run_once(r, c, ZLB_CANDIDATE, err)))
+    rc = b->v->sync(b, err); /* the side stream's work too */
+  rc2 = b->v->trace_end(b, &sp, &n, rc ? &e2 : err);
+  r->rng = keep; /* the check's call does not move the run's generator */
+  if (!rc)
+    rc = rc2;
+  if (rc)
+    goto out;
+  for (size_t i = 0; i < n; i++)
+    if (sp[i].start < mark) {
+      own = sp[i].stream;
+      have_own = 1;
+    }
+  for (size_t i = 0; i < n; i++)
+    if (sp[i].start >= mark) {
+      mine++;
+      if (sp[i].stream != own) {
+        other++;
+        stray = sp[i].stream;
+      }
+    }
+  if (!have_own || !own)
+    integ_say(row, "side streams: not checked (the tracer does not name the stream of a "
+                   "kernel)");
+  else if (other)
+    rc = zlb_error_set(err, ZLB_EMISMATCH,
+                       "integrity: the candidate ran %zu of its %zu kernel%s on another "
+                       "stream (tracer stream %u, not %u, the stream it was given); its "
+                       "time would not be measured",
+                       other, mine, mine == 1 ? "" : "s", stray, own);
+  else
+    integ_say(row, "side streams: none (%zu kernel%s traced, all on the given stream)", mine,
+              mine == 1 ? "" : "s");
+out:
+  free(sp);
+  return rc;
+}
+
+/*
+ * A rate above the measured ceiling it is compared with cannot be: the
+ * case declares more bytes or FLOPs than it moves, or the time is wrong.
+ * Refused where the ceiling applies: the direct and trace timers with the
+ * L2 flushed, or a working set larger than the L2 (or a device that
+ * reports none). A warm-L2 row whose working set fits in the L2 may beat
+ * the DRAM ceiling honestly: a note only.
+ */
+static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
+  const zlb__peaks_t *p = &r->peaks;
+  const zlb_measurement_t *m = &row->m[ZLB_CANDIDATE];
+  double s = row->cand_ms * 1e-3;
+  int flushed = (m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) && r->flush.bytes;
+  size_t l2 = r->b->info.l2_bytes;
+  char rate[256] = "";
+  if (!(row->pct_peak > 100.0) || !(s > 0))
+    return;
+  if (row->bytes > 0 && p->gbps > 0 && row->bytes / s / 1e9 > p->gbps)
+    snprintf(rate, sizeof(rate), "%.1f GB/s against the measured %.1f GB/s", row->bytes / s / 1e9,
+             p->gbps);
+  else if (row->flops > 0 && (unsigned)dt < ZLB_DT_COUNT && p->tflops[dt] > 0)
+    snprintf(rate, sizeof(rate), "%.2f TFLOP/s against the measured %.2f TFLOP/s",
+             row->flops / s / 1e12, p->tflops[dt]);
+  else
+    snprintf(rate, sizeof(rate), "bytes and FLOPs together beyond the measured ceilings");
+  if (!flushed && l2 && row->bytes <= (double)l2) {
+    integ_say(row, "peak: %.0f %% (%s) is above the DRAM ceiling with a warm L2: not refused "
+                   "(the %.0f bytes fit in the %zu-byte L2)",
+              row->pct_peak, rate, row->bytes, l2);
+    if (!row->note[0])
+      snprintf(row->note, sizeof(row->note),
+               "integrity: above the DRAM ceiling with a warm L2 (%.0f %%): not refused",
+               row->pct_peak);
+    return;
+  }
+  row->ok = 0;
+  snprintf(row->marker, sizeof(row->marker), "error=integrity");
+  snprintf(row->note, sizeof(row->note),
+           "integrity: the candidate's rate is %.0f %% of the measured ceiling (%s): more "
+           "than the device can do; the bytes or FLOPs the case declares, or the time "
+           "measured, are wrong",
+           row->pct_peak, rate);
+  row->base_ms = row->cand_ms = row->speedup = row->gbps = row->tflops = row->pct_peak = NAN;
+  row->noise = row->m[0].value_ms = row->m[1].value_ms = NAN;
+}
+
+/* After the candidate's measurement: the check if the timer took too few
+ * samples to reach the chosen one, then what was checked, for the row. */
+static int integ_done(struct launch_ctx *lc, zlb__row_t *row, zlb_error_t *err) {
+  struct integ *ig = lc->integ;
+  int rc;
+  if (!ig->done && (rc = integ_late(lc, err)))
+    return rc;
+  if (ig->sample == (size_t)-1)
+    integ_say(row, "timed sample: a call after the %zu timed samples checked on fresh inputs "
+                   "(%s; the timer took fewer than the %zu chosen)",
+              row->m[ZLB_CANDIDATE].nsamples, ig->where, ig->at + 1);
+  else
+    integ_say(row, "timed sample: iteration %zu checked on fresh inputs (%s) and left out "
+                   "of the statistics",
+              ig->sample + 1, ig->where);
   return 0;
 }
 
@@ -727,6 +954,7 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   zlb_case_t c;
   zlb_error_t e = ZLB_ERROR_INIT;
   int prepared[2] = {0, 0}, rc = 0, initialised = 0;
+  struct integ ig = {0, 0, 0, 0, "host"};
   double t_case = zlb_now_s(), t = t_case;
   zlb__phase_t ph = ZLB__PH_DESCRIBE;
   char mark[2][160];
@@ -738,6 +966,7 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   c.level = r->o->level;
   row->base_ms = row->cand_ms = row->speedup = row->gbps = row->tflops = row->pct_peak = NAN;
   snprintf(row->marker, sizeof(row->marker), "-");
+  row->integrity[0] = '\0';
   zlb_strlcpy(row->timer, zlb__run_timer_name(r), sizeof(row->timer));
   zlb_shape_format(shape, row->shape, sizeof(row->shape));
 
@@ -787,6 +1016,15 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   if (!rc)
     rc = fill_inputs(r, &c, r->o->seed ^ (uint64_t)dt * 0x9e37u ^ zlb_fnv1a64(row->shape),
                      &e);
+  {
+    /* --integrity: the fresh inputs' seed and the sample checked, from the
+     * same seed (reproducible, and no candidate can know them). */
+    uint64_t h = (r->o->seed ^ (uint64_t)dt * 0x9e37u ^ zlb_fnv1a64(row->shape)) *
+                 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    ig.seed = h ^ 0x1e7e6a11c0ffee5full;
+    ig.at = 1 + (size_t)(h % INTEG_SPAN);
+  }
   if (rc) {
     if (e.vendor_code && is_fatal(r, &e))
       fatal_row(r, row, "setup", &e, stop);
@@ -822,18 +1060,35 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
       fail_row(row, "launch", &e);
     goto out;
   }
+  if (r->o->integrity && (rc = check_streams(r, &c, row, &e))) {
+    if (e.code == ZLB_EMISMATCH)
+      fail_row(row, "integrity", &e);
+    else if (is_fatal(r, &e))
+      fatal_row(r, row, "integrity", &e, stop);
+    else
+      fail_row(row, "launch", &e);
+    goto out;
+  }
 
   ph = next_phase(row, ph, &t);
   read_clocks(r, row, 0);
   for (int w = 0; w < 2; w++) {
     struct launch_ctx lc = {r, &c, w,
-                            w == ZLB_CANDIDATE && slow_candidate(r->op->name) ? 2 : 1};
+                            w == ZLB_CANDIDATE && slow_candidate(r->op->name) ? 2 : 1, NULL};
     zlb_launch_t l = {.call = call_impl,
                       .rng_guard = rng_guard,
                       .ctx = &lc,
                       .host_sync = (impl_of(r, w)->flags & ZLB_IMPL_NO_CAPTURE) != 0,
                       .primed = 1};
     zlb_graph_failure_t fail;
+    if (w == ZLB_CANDIDATE && r->o->integrity) {
+      if (*integ_skip(r, &c)) {
+        integ_say(row, "%s", integ_skip(r, &c));
+      } else {
+        lc.integ = &ig;
+        l.integrity = integ_hook;
+      }
+    }
     rc = zlb_time_case(r->b, r->stream, &l, r->timer, r->deny, &r->timing, &r->flush,
                        &row->m[w], mark[w], sizeof(mark[w]), &fail, &e);
     if (rc == ZLB_EPOISONED) {
@@ -850,6 +1105,10 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     }
     if (rc == ZLB_EFATAL || (rc && is_fatal(r, &e))) {
       fatal_row(r, row, fail.phase ? zlb_phase_name(fail.phase) : "timing", &e, stop);
+      goto out;
+    }
+    if (rc == ZLB_EMISMATCH || (!rc && lc.integ && (rc = integ_done(&lc, row, &e)))) {
+      fail_row(row, e.code == ZLB_EMISMATCH ? "integrity" : "launch", &e);
       goto out;
     }
     if (rc) {
@@ -992,4 +1251,6 @@ void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     free_tensors(r, &hold);
   if (row->ok && row->ntrials > 1)
     finish_trials(r, dt, row);
+  if (r->o->integrity && row->ok)
+    gate_peak(r, dt, row);
 }

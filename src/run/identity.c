@@ -112,6 +112,13 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_string(&jw, "timer", zlb__run_timer_name(r));
   zlb_jw_key_int(&jw, "repeat", r->timing.repeat);
   zlb_jw_key_int(&jw, "trials", r->o->trials > 1 ? r->o->trials : 1);
+  zlb_jw_key_bool(&jw, "integrity", r->o->integrity != 0);
+  if (r->o->integrity)
+    zlb_jw_key_string(&jw, "integrity_side_streams",
+                      r->b->v->trace_begin && r->b->v->launch_empty
+                          ? "checked with the kernel tracer"
+                          : "not possible: the backend has no kernel tracer or no empty "
+                            "kernel to name the stream");
   zlb_jw_key_string(&jw, "return_mode", zlb_return_mode_name(r->timing.return_mode));
   zlb_jw_key_int(&jw, "children_per_device", zlb__children_per_device());
   zlb_jw_key_array(&jw, "quantiles");
@@ -280,5 +287,7 @@ void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row) {
   zlb_jw_key_double(jw, "wall_ms", row->wall_ms);
   zlb_jw_key_double(jw, "first_calls_ms", row->first_calls_ms);
   zlb_jw_key_string(jw, "check", row->check_where);
+  if (r->o->integrity) /* --integrity: what was checked, what was not and why */
+    zlb_jw_key_string(jw, "integrity", row->integrity);
   zlb_jw_object_end(jw);
 }

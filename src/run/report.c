@@ -60,6 +60,9 @@ void zlb__banner_start(zlb__run_t *r) {
             r->timing.repeat, r->o->autotune ? "on" : "off");
   if (r->o->trials > 1)
     zlb__emit(r, "  trials=%d (each on fresh tensors; median of the trials)", r->o->trials);
+  if (r->o->integrity)
+    zlb__emit(r, "  integrity=on (a timed sample checked on fresh inputs, side streams, "
+                 "rates above the ceilings)");
   zlb__emit(r, "\n");
   zlb__emit(r, "l2=%s  dtypes=%s  level=%s  shapes=%s[%s]\n", l2, dts.buf,
             r->o->level ? "comprehensive" : "core", r->shapes.source, r->shapes.key);

@@ -44,6 +44,7 @@ typedef struct zlb__row {
   const char *check_where;  /* accuracy check: "device", "host", "none"; NULL before it */
   int ntrials;              /* trials measured (--trials); m[] pools their samples */
   double trial_ms[2][ZLB__MAX_TRIALS]; /* each trial's value, baseline and candidate */
+  char integrity[256];      /* --integrity: what was checked ("" without it) */
 } zlb__row_t;
 
 /* Measured device ceilings (peaks.c). A ceiling that was not measured is

@@ -71,18 +71,23 @@ static int chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                  zlb_flush_t *flush, size_t k, zlb__samples_t *out, zlb_error_t *err) {
   zlb_event_t *ev = zlb_xcalloc(2 * k, sizeof(*ev));
   double ms;
-  int rc = 0;
+  int rc = 0, due = 0;
+  size_t checked = k; /* the --integrity sample, not kept (k: none) */
   for (size_t i = 0; i < 2 * k && !rc; i++)
     rc = b->v->event_create(b, &ev[i], err);
   for (size_t i = 0; i < k && !rc; i++) {
+    if ((due = rc = zlb__check_due(l, out->n + i, s, err)) < 0)
+      break;
     if ((rc = flush_now(b, flush, s, err)) || (rc = b->v->event_record(b, ev[2 * i], s, err)) ||
         (rc = l->call(l->ctx, s, err)) || (rc = b->v->event_record(b, ev[2 * i + 1], s, err)))
       break;
+    if (due && !(rc = l->integrity(l->ctx, 1, out->n + i, s, err)))
+      checked = i;
   }
   if (!rc)
     rc = b->v->stream_sync(b, s, err);
   for (size_t i = 0; i < k && !rc; i++)
-    if (!(rc = b->v->event_elapsed(b, ev[2 * i], ev[2 * i + 1], &ms, err)))
+    if (!(rc = b->v->event_elapsed(b, ev[2 * i], ev[2 * i + 1], &ms, err)) && i != checked)
       zlb__samples_push(out, ms);
   destroy_events(b, ev, 2 * k);
   return rc;

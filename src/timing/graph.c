@@ -75,21 +75,27 @@ int zlb__classify(zlb_backend_t *b, const char *what, zlb_graph_phase_t phase,
 
 /* `n` timed replays of a graph of `k` launches; each sample is replay / k. */
 static int replay_chunk(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t side, size_t n,
-                        long k, zlb__samples_t *out, zlb_error_t *err) {
+                        long k, zlb__samples_t *out, const zlb_launch_t *l, zlb_error_t *err) {
   zlb_event_t *ev = zlb_xcalloc(2 * n, sizeof(*ev));
   double ms;
-  int rc = 0;
+  int rc = 0, due = 0;
+  size_t checked = n; /* the --integrity replay, not kept (n: none) */
   for (size_t i = 0; i < 2 * n && !rc; i++)
     rc = b->v->event_create(b, &ev[i], err);
-  for (size_t i = 0; i < n && !rc; i++)
+  for (size_t i = 0; i < n && !rc; i++) {
+    if ((due = rc = zlb__check_due(l, out->n + i, side, err)) < 0)
+      break;
     if ((rc = b->v->event_record(b, ev[2 * i], side, err)) ||
         (rc = b->v->graph_launch(b, x, side, err)) ||
         (rc = b->v->event_record(b, ev[2 * i + 1], side, err)))
       break;
+    if (due && !(rc = l->integrity(l->ctx, 1, out->n + i, side, err)))
+      checked = i;
+  }
   if (!rc)
     rc = b->v->stream_sync(b, side, err);
   for (size_t i = 0; i < n && !rc; i++)
-    if (!(rc = b->v->event_elapsed(b, ev[2 * i], ev[2 * i + 1], &ms, err)))
+    if (!(rc = b->v->event_elapsed(b, ev[2 * i], ev[2 * i + 1], &ms, err)) && i != checked)
       zlb__samples_push(out, ms / (double)k);
   for (size_t i = 0; i < 2 * n; i++)
     if (ev[i])
@@ -303,7 +309,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                      ? zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)replays,
                                          GRAPH_MAX_REPLAYS)
                      : budget_next(o, &smp, k, (size_t)replays))) {
-      if ((rc = replay_chunk(b, x, side, kk, k, &smp, &cause))) {
+      if ((rc = replay_chunk(b, x, side, kk, k, &smp, l, &cause))) {
         if (cause.code == ZLB_EDEVICE || cause.vendor_code)
           rc = zlb__classify(b, "graph", ZLB_PHASE_REPLAY, &cause, fail, err);
         else

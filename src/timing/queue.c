@@ -410,7 +410,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     for (size_t got = 0; got < n;) {
       zlb_error_t cause = ZLB_ERROR_INIT;
       double ms = 0.0;
-      int fired, hold_failed;
+      int fired, hold_failed, due;
+      if ((due = rc = zlb__check_due(l, smp.n, s, err)) < 0)
+        goto out;
       if ((rc = run_batch(b, s, l, k, &w, ev, &ms, &fired, &hold_failed, &cause))) {
         if (hold_failed)
           rc = zlb__classify(b, "queue", ZLB_PHASE_HOLD, &cause, fail, err);
@@ -418,7 +420,11 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
           *err = cause;
         goto out;
       }
+      if (due && (rc = l->integrity(l->ctx, 1, smp.n, s, err)))
+        goto out;
       if (!fired) {
+        if (due)
+          continue; /* the --integrity batch is not a sample */
         zlb__samples_push(&smp, ms / (double)k - cal_ms);
         got++;
         continue;

@@ -86,4 +86,11 @@ int zlb__repeat(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                 const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
                 zlb__once_fn once, zlb_error_t *err);
 
+/* The --integrity hook before timed sample `sample` (zlb_launch_t.integrity):
+ * 1 when it is the checked one, 0 when not (or no hook), < 0 on error. */
+static inline int zlb__check_due(const zlb_launch_t *l, size_t sample, zlb_stream_t s,
+                                 zlb_error_t *err) {
+  return l->integrity ? l->integrity(l->ctx, 0, sample, s, err) : 0;
+}
+
 #endif

@@ -5,8 +5,9 @@
  * fake_cupti_kernel, and what another client in the process does
  * (torch.profiler's kineto) on request: take the subscriber slot, register
  * its own buffer callbacks, enable and disable kinds, leave a buffer in
- * CUPTI, detach CUPTI (cuptiFinalize). Records are 32 bytes: the kind at
- * byte 0, start at 16 and end at 24, as in CUpti_ActivityKernel*. */
+ * CUPTI, detach CUPTI (cuptiFinalize). Records are 64 bytes: the kind at
+ * byte 0, start at 16, end at 24 and the stream id at 48 (always 7), as in
+ * CUpti_ActivityKernel*. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #define API __attribute__((visibility("default")))
 
 enum { OK = 0, ERR_INVALID_PARAMETER = 1, ERR_MAX_LIMIT = 12, ERR_MULTIPLE = 39 };
-enum { KIND_CONCURRENT_KERNEL = 10, RECORD = 32 };
+enum { KIND_CONCURRENT_KERNEL = 10, RECORD = 64 };
 
 typedef void (*request_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
 typedef void (*complete_fn)(void *ctx, uint32_t stream, uint8_t *buffer, size_t size,
@@ -154,6 +155,10 @@ API void fake_cupti_kernel_at(uint64_t ago_ns, uint64_t ns) {
   memcpy(rec, &kind, 4);
   memcpy(rec + 16, &start, 8);
   memcpy(rec + 24, &end, 8);
+  {
+    uint32_t stream = 7;
+    memcpy(rec + 48, &stream, 4);
+  }
   memcpy(st.buf + st.used, rec, RECORD);
   st.used += RECORD;
 }

@@ -288,6 +288,8 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
   if (!rc)
     rc = zlb_test_register_steady(r);
   if (!rc)
+    rc = zlb_test_register_cheats(r);
+  if (!rc)
     rc = r->add_backend(r, &zlb_testq_backend_desc);
   if (!rc)
     rc = r->add_op(r, &op_queue_copy);

@@ -22,7 +22,9 @@
  * TEST_EMPTY_NS of CPU, and a tracer that sees only empty kernels, each as
  * a TEST_EMPTY_KERNEL_NS span. ZLB_CAP_TRACE stays off: operator work is
  * not traced, so `--timer trace` is still refused here.
- * ZL_TEST_FAULT=trace:drop makes the tracer lose one span per trace. */
+ * ZL_TEST_FAULT=trace:drop makes the tracer lose one span per trace.
+ * Spans carry their stream's id; an operator can report a kernel of its
+ * own to the tracer (zlb_test_trace_kernel: cheat_ops.c's side stream). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,6 +140,9 @@ static int t_info(zlb_backend_t *b, int index, zlb_device_info_t *info, zlb_erro
   snprintf(info->uuid, sizeof(info->uuid), "TEST-%08d", index);
   snprintf(info->driver_version, sizeof(info->driver_version), "test");
   info->sm_count = 1;
+  /* --integrity's rate gate: an L2 of this size (default none reported). */
+  if (getenv("ZL_TEST_L2_BYTES"))
+    info->l2_bytes = (size_t)strtoull(getenv("ZL_TEST_L2_BYTES"), NULL, 10);
   return 0;
 }
 
@@ -151,7 +156,10 @@ static int t_select(zlb_backend_t *b, int index, zlb_error_t *err) {
 static int t_stream_create(zlb_backend_t *b, zlb_stream_t *s, zlb_error_t *err) {
   (void)b;
   (void)err;
+  static unsigned next_id;
   *s = (zlb_stream_t)calloc(1, sizeof(struct test_stream));
+  if (*s)
+    ((struct test_stream *)*s)->id = ++next_id; /* the tracer's stream id */
   return *s ? 0 : ZLB_ENOMEM;
 }
 
@@ -264,11 +272,22 @@ static int t_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
   else if (tracer.on && tracer.n < TEST_MAX_SPANS) {
     tracer.sp[tracer.n].start = t0;
     tracer.sp[tracer.n].end = t0 + TEST_EMPTY_KERNEL_NS;
+    tracer.sp[tracer.n].stream = ((struct test_stream *)s)->id;
     tracer.n++;
   }
   while (now_ns() < t0 + TEST_EMPTY_NS)
     ;
   return 0;
+}
+
+void zlb_test_trace_kernel(unsigned stream, unsigned long long ns) {
+  unsigned long long t0 = now_ns();
+  if (tracer.on && tracer.n < TEST_MAX_SPANS) {
+    tracer.sp[tracer.n].start = t0;
+    tracer.sp[tracer.n].end = t0 + ns;
+    tracer.sp[tracer.n].stream = stream;
+    tracer.n++;
+  }
 }
 
 static int t_trace_begin(zlb_backend_t *b, zlb_error_t *err) {

@@ -24,6 +24,7 @@ struct test_stream {
   unsigned long long capture_start_ns;
   int held;    /* a hold is in force (read and written atomically) */
   int queued;  /* entries enqueued since the hold began */
+  unsigned id; /* the id the tracer gives its spans (from 1) */
 };
 
 /* One entry (a launch, an event) enqueued on `s`: on a held stream it
@@ -48,6 +49,11 @@ int zlb_test_register_pinned(zlb_op_registrar_t *r);
 int zlb_test_register_custom(zlb_op_registrar_t *r);
 /* Operators with a steady time and ZL_TEST_SLOWDOWN (steady_ops.c). */
 int zlb_test_register_steady(zlb_op_registrar_t *r);
+/* Operators that game the benchmark, for --integrity (cheat_ops.c). */
+int zlb_test_register_cheats(zlb_op_registrar_t *r);
+/* A kernel of `ns` on the stream with tracer id `stream`, as the test
+ * backend's tracer sees it while tracing (nothing runs). */
+void zlb_test_trace_kernel(unsigned stream, unsigned long long ns);
 
 /* A copy-shaped case every test operator uses: input "x" with the case's
  * shape and dtype (normal fill), output "out" like it, bytes read and
