@@ -144,6 +144,7 @@ int zlb_cmd_merge(int argc, char **argv);
 int zlb_cmd_slurm(int argc, char **argv);
 int zlb_cmd_k8s(int argc, char **argv);
 int zlb_cmd_compare(int argc, char **argv);
+int zlb_cmd_ab(int argc, char **argv);
 int zlb_cmd_report(int argc, char **argv);
 
 struct zlb_merge_result;

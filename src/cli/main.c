@@ -17,6 +17,7 @@ static const struct {
     {"slurm", zlb_cmd_slurm, "write (and submit) Slurm jobs for a sharded batch and its merge"},
     {"k8s", zlb_cmd_k8s, "print a Kubernetes Indexed Job for a sharded batch and its merge"},
     {"summary", zlb_cmd_summary, "aggregate run.log tables (ours and FlagGems') into summary.csv"},
+    {"ab", zlb_cmd_ab, "paired A/B of two operator libraries in one process; --self: false-verdict rate"},
     {"compare", zlb_cmd_compare, "is B faster or slower than A, beyond noise (results folders)"},
     {"report", zlb_cmd_report, "write a self-contained HTML report of a results folder"},
     {"history", zlb_cmd_history, "keep results in SQLite; show trends; check a run against them"},

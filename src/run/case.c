@@ -1071,6 +1071,10 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   }
 
   ph = next_phase(row, ph, &t);
+  if (r->ab_time) { /* zlbench ab: its own interleaved timing (ab.c) */
+    r->ab_time(r, &c, row, stop);
+    goto out;
+  }
   read_clocks(r, row, 0);
   for (int w = 0; w < 2; w++) {
     struct launch_ctx lc = {r, &c, w,
@@ -1253,4 +1257,112 @@ void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     finish_trials(r, dt, row);
   if (r->o->integrity && row->ok)
     gate_peak(r, dt, row);
+}
+
+/* ---- zlbench ab: side B's case on side A's tensors (ab.c) ------------------ */
+
+/* Whether two descriptions of a tensor agree on what the buffer holds. */
+static int same_tensor(const zlb_tensor_t *a, const zlb_tensor_t *b) {
+  if (a->dtype != b->dtype || a->ndim != b->ndim)
+    return 0;
+  for (int d = 0; d < a->ndim; d++)
+    if (a->dims[d] != b->dims[d])
+      return 0;
+  return 1;
+}
+
+int zlb__case_other(zlb__run_t *r, const zlb_op_t *op_b, const zlb_case_t *ca, zlb_case_t *cb,
+                    int *initialised, int prepared[2], zlb__row_t *row, zlb_error_t *stop) {
+  const zlb_op_t *op_a = r->op;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  int rc;
+
+  *initialised = prepared[0] = prepared[1] = 0;
+  memset(cb, 0, sizeof(*cb));
+  cb->dtype = ca->dtype;
+  cb->shape = ca->shape;
+  cb->level = ca->level;
+  r->errbuf[0] = '\0';
+  rc = op_b->case_init(&r->env, cb);
+  clear_data(cb);
+  if (rc) {
+    zlb_error_set(&e, rc < 0 ? rc : ZLB_EOP, "B: case_init rejected shape %s: %s", row->shape,
+                  r->errbuf[0] ? r->errbuf : zlb_strerror(rc));
+    fail_row(row, "setup", &e);
+    return -1;
+  }
+  *initialised = 1;
+  if ((rc = check_case(cb, &e))) {
+    zlb_error_prefix(&e, "B");
+    fail_row(row, "setup", &e);
+    return -1;
+  }
+  rc = cb->n_in != ca->n_in || cb->n_out != ca->n_out;
+  for (int i = 0; !rc && i < ca->n_in; i++)
+    rc = !same_tensor(&ca->in[i], &cb->in[i]) || ca->in[i].fill != cb->in[i].fill;
+  for (int k = 0; !rc && k < ca->n_out; k++)
+    rc = !same_tensor(&ca->out[0][k], &cb->out[0][k]);
+  if (rc) {
+    zlb_error_set(&e, ZLB_EOP,
+                  "A and B describe different tensors for shape %s (inputs or outputs differ "
+                  "in number, dtype, extents or fill): they are not the same operator",
+                  row->shape);
+    fail_row(row, "setup", &e);
+    return -1;
+  }
+  for (int i = 0; i < ca->n_in; i++)
+    cb->in[i].data = ca->in[i].data;
+  for (int k = 0; k < ca->n_out; k++) {
+    cb->out[1][k] = cb->out[0][k];
+    cb->out[0][k].data = ca->out[0][k].data;
+    cb->out[1][k].data = ca->out[1][k].data;
+  }
+  r->op = op_b; /* impl_of(), accuracy() and the errors name B's implementations */
+  for (int w = 0; w < 2 && !rc; w++) {
+    const zlb_impl_t *im = impl_of(r, w);
+    if (!im->prepare)
+      continue;
+    r->errbuf[0] = '\0';
+    if ((rc = im->prepare(&r->env, cb, w))) {
+      impl_error(r, w, "B: prepare of", rc, &e);
+      if (e.vendor_code && is_fatal(r, &e))
+        fatal_row(r, row, "prepare", &e, stop);
+      else
+        fail_row(row, "prepare", &e);
+      break;
+    }
+    prepared[w] = 1;
+  }
+  if (!rc && (rc = accuracy(r, cb, &row->check_where, &row->first_calls_ms, &e))) {
+    zlb_error_prefix(&e, "B");
+    if (e.code == ZLB_EMISMATCH)
+      fail_row(row, "mismatch", &e);
+    else if (is_fatal(r, &e))
+      fatal_row(r, row, "accuracy", &e, stop);
+    else
+      fail_row(row, "launch", &e);
+  }
+  r->op = op_a;
+  return rc ? -1 : 0;
+}
+
+void zlb__case_other_release(zlb__run_t *r, const zlb_op_t *op_b, zlb_case_t *cb,
+                             int initialised, const int prepared[2], const zlb_error_t *stop) {
+  const zlb_impl_t *im[2] = {&op_b->baseline, &op_b->candidate};
+  if (stop->code)
+    return;
+  for (int w = 0; w < 2; w++)
+    if (prepared[w] && im[w]->release)
+      im[w]->release(&r->env, cb, w);
+  if (initialised && op_b->case_release)
+    op_b->case_release(&r->env, cb);
+  clear_data(cb); /* A's buffers: A's case frees them */
+}
+
+void zlb__case_time_error(zlb__run_t *r, zlb__row_t *row, const char *phase,
+                          const zlb_error_t *e, zlb_error_t *stop) {
+  if (e->code == ZLB_EFATAL || is_fatal(r, e))
+    fatal_row(r, row, phase, e, stop);
+  else
+    fail_row(row, "launch", e);
 }

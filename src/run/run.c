@@ -353,3 +353,9 @@ out:
   zlb_strbuf_release(&r.identity_path);
   return rc;
 }
+
+/* ---- for zlbench ab (ab.c) ---------------------------------------------------- */
+
+void zlb__run_env_init(zlb__run_t *r) { env_init(r); }
+
+int zlb__run_resolve_shapes(zlb__run_t *r, zlb_error_t *err) { return resolve_shapes(r, err); }

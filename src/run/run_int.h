@@ -131,6 +131,11 @@ typedef struct zlb__run {
   zlb__pool_t pools[ZLB__MAX_POOLS];
   int npools;
   size_t pool_bytes;
+  /* zlbench ab (ab.c): when set, a case whose tensors are allocated,
+   * filled and accuracy-checked goes to this instead of the two timed
+   * measurements; ab_ctx is its own. */
+  void (*ab_time)(struct zlb__run *r, zlb_case_t *c, struct zlb__row *row, zlb_error_t *stop);
+  void *ab_ctx;
 } zlb__run_t;
 
 /* resolve.c: what the run decides before measuring; zlb_run_plan() calls
@@ -195,6 +200,22 @@ void zlb__peaks_resolve(zlb__run_t *r);
  * belongs to another device is not trusted: it is re-measured and the
  * reason is kept in p->cache_note. Never fails: a ceiling that cannot be
  * had stays NAN with its reason. */
+/* case.c, for zlbench ab (ab.c): side B's case on side A's tensors.
+ * Describe it with op_b, check that it describes A's tensors (counts,
+ * dtypes, extents), point it at A's buffers, prepare it and check B's
+ * accuracy as run does. 0, or nonzero with the row failed (and `stop` set
+ * on a device fault); *initialised and prepared[] say what to release. */
+int zlb__case_other(zlb__run_t *r, const zlb_op_t *op_b, const zlb_case_t *ca, zlb_case_t *cb,
+                    int *initialised, int prepared[2], zlb__row_t *row, zlb_error_t *stop);
+void zlb__case_other_release(zlb__run_t *r, const zlb_op_t *op_b, zlb_case_t *cb,
+                             int initialised, const int prepared[2], const zlb_error_t *stop);
+/* A timing error of a case: a FAILED row, or a fatal one that stops. */
+void zlb__case_time_error(zlb__run_t *r, zlb__row_t *row, const char *phase,
+                          const zlb_error_t *e, zlb_error_t *stop);
+/* run.c, for ab.c: the operators' env and the shapes of r->op. */
+void zlb__run_env_init(zlb__run_t *r);
+int zlb__run_resolve_shapes(zlb__run_t *r, zlb_error_t *err);
+
 void zlb__peaks_resolve_with(zlb__peaks_t *p, const char *cache_path, const char *backend,
                              const zlb_device_info_t *info, const zlb__peaks_probe_t *probe);
 /* Roofline % of peak for a case; NAN without the ceiling that applies. */

@@ -1,0 +1,102 @@
+# zlbench ab on the test backend with steady operators (each call spins
+# 50 us of wall time, so their time hardly depends on the machine's load):
+# --self gives no false verdict; a library B that slows one operator's
+# candidate by 5 % (tests/ab/ab_slow.c) is found slower on every row of
+# that operator and on no other; usage errors exit 2 naming the option;
+# results.json has every block with its clock fields.
+. "$(dirname "$0")/lib.sh"
+[ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
+WRAP="$ZLB_BUILD/lib/zlbench-test/libzlb_ab_slow_test.so"
+[ -f "$WRAP" ] || fail "$WRAP is not built (target zlb_ab_slow_test)"
+SH="$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+OPS="steady_a steady_b steady_c"
+# 16 blocks per side: the interval of 16 pairs ignores up to 4 disturbed
+# pairs on either side, so a preempted block cannot change a verdict.
+AB() { "$ZLBENCH" ab "$@" --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 \
+  --blocks 16 --warmup-ms 2; }
+
+# rows FILE: "operator shape verdict" of every row of a results.json.
+rows() {
+  python3 -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    print(r["operator"], r["shape"].replace(" ", ""), r["verdict"])' "$1"
+}
+
+# --self: the same code against itself, no faster or slower verdict.
+expect_rc 0 AB $OPS --self --out "$TMP/self"
+expect_in "$TMP/out" "false verdicts: 0 of 6 rows"
+expect_in "$TMP/self/ab.log" "false verdicts: 0 of 6 rows"
+[ "$(rows "$TMP/self/results.json" | wc -l)" = 6 ] || fail "--self: not 6 rows"
+rows "$TMP/self/results.json" | grep -E ' (faster|slower)$' && fail "--self gave a false verdict"
+# A test slowdown of both sides (the same library) is no difference either.
+ZL_TEST_SLOWDOWN=steady_b:1.10 expect_rc 0 AB $OPS --self --out "$TMP/self2"
+rows "$TMP/self2/results.json" | grep -E ' (faster|slower)$' && fail "--self with a slowdown of both sides gave a verdict"
+
+# results.json: each row has 2 x 16 blocks in the order A B B A A B ...,
+# each with its time and the clock fields (null: the test backend has no
+# clocks), and the summary counts.
+python3 - "$TMP/self/results.json" <<'PY' || fail "results.json lacks the blocks or their clock fields"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "zlbench.ab/1" and d["self"] is True and d["blocks_per_side"] == 16, d
+assert d["summary"]["rows"] == 6 and d["summary"]["false_verdicts"] == 0, d["summary"]
+for r in d["rows"]:
+    assert r["status"] == "SUCCESS" and r["pairs"] == 16, r
+    b = r["blocks"]
+    assert len(b) == 32, len(b)
+    want = "".join("AB" if j % 2 == 0 else "BA" for j in range(16))
+    assert "".join(x["side"] for x in b) == want, [x["side"] for x in b]
+    assert [x["order"] for x in b] == list(range(32))
+    for x in b:
+        assert x["ms"] > 0.04, x
+        for k in ("sm_mhz_before", "sm_mhz_after", "throttled_before", "throttled_after",
+                  "throttle_why_before", "throttle_why_after"):
+            assert k in x and x[k] is None, (k, x)
+    assert r["lo"] <= r["ratio"] <= r["hi"], r
+PY
+
+# B slows steady_b's candidate by 5 %: slower on both its rows, exit 1 (the
+# gate); the other operators get no verdict of a difference.
+ZL_AB_WRAP="$TESTOPS" ZL_AB_SLOW=steady_b:5 expect_rc 1 AB $OPS --lib-b "$WRAP" --out "$TMP/slow"
+rows "$TMP/slow/results.json" >"$TMP/slow.rows"
+[ "$(grep -c '^steady_b .* slower$' "$TMP/slow.rows")" = 2 ] ||
+  { cat "$TMP/slow.rows" >&2; fail "the 5 % slowdown of steady_b is not found on both rows"; }
+grep -v '^steady_b ' "$TMP/slow.rows" | grep -E ' (faster|slower)$' &&
+  fail "an operator B does not slow was called faster or slower"
+expect_in "$TMP/out" "slower 2"
+python3 - "$TMP/slow/results.json" <<'PY' || fail "the slowed rows' ratio is not about 1.05"
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    if r["operator"] == "steady_b":
+        assert 1.03 < r["ratio"] < 1.10, r["ratio"]
+PY
+# The same B without the slowdown: exit 0, nothing slower.
+ZL_AB_WRAP="$TESTOPS" expect_rc 0 AB $OPS --lib-b "$WRAP" --out "$TMP/noslow"
+rows "$TMP/noslow/results.json" | grep -E ' (faster|slower)$' && fail "an unchanged B was called faster or slower"
+# A library B whose slowdown names an operator it lacks does not load
+# (its registration fails: exit 1, as for any library that refuses).
+ZL_AB_WRAP="$TESTOPS" ZL_AB_SLOW=no_such_op:5 expect_rc 1 AB steady_a --lib-b "$WRAP" --out "$TMP/u0"
+expect_in "$TMP/err" "$WRAP"
+
+# Usage errors: exit 2, naming the option.
+expect_rc 2 AB steady_a --out "$TMP/u1"
+expect_in "$TMP/err" "--lib-b"
+expect_rc 2 AB steady_a --self --lib-b "$WRAP" --out "$TMP/u2"
+expect_in "$TMP/err" "--self and --lib-b"
+expect_rc 2 "$ZLBENCH" ab steady_a --self --blocks 4
+expect_in "$TMP/err" "--blocks"
+expect_rc 2 "$ZLBENCH" ab steady_a --self --threshold 0
+expect_in "$TMP/err" "--threshold"
+expect_rc 2 "$ZLBENCH" ab steady_a --self --trials 3
+expect_in "$TMP/err" "--trials"
+expect_rc 2 "$ZLBENCH" ab steady_a --self --quantiles 0.5
+expect_in "$TMP/err" "--quantiles"
+expect_rc 2 AB no_such_op --self --out "$TMP/u3"
+expect_in "$TMP/err" "no_such_op"
+expect_rc 0 "$ZLBENCH" ab --help
+expect_in "$TMP/out" "--lib-b"
+expect_in "$TMP/out" "exit codes"
+expect_rc 0 "$ZLBENCH" --help
+expect_in "$TMP/out" "  ab "
+exit 0
