@@ -609,6 +609,12 @@ static int integ_hook(void *ctx, int after, size_t sample, zlb_stream_t s, zlb_e
   if (rc != ZLB_EMISMATCH)
     return rc;
   zlb_strlcpy(msg, err->msg, sizeof(msg));
+  if (ig->sample == (size_t)-1)
+    return zlb_error_set(err, ZLB_EMISMATCH,
+                         "integrity: the outputs of a call after the timed samples do not "
+                         "match the baseline on fresh inputs (a result cached across calls, "
+                         "or work skipped after the first call): %s",
+                         msg);
   return zlb_error_set(err, ZLB_EMISMATCH,
                        "integrity: the outputs of timed iteration %zu do not match the "
                        "baseline on fresh inputs (a result cached across calls, or work "
@@ -629,10 +635,12 @@ static const char *integ_skip(const zlb__run_t *r, const zlb_case_t *c) {
 /* The timer took fewer samples than the one chosen: one more call checked
  * after them, so a candidate never goes unchecked. */
 static int integ_late(struct launch_ctx *lc, zlb_error_t *err) {
+  size_t at = lc->integ->at;
   int rc;
   lc->integ->at = 0;
-  if ((rc = integ_hook(lc, 0, 0, lc->r->stream, err)) < 0 ||
-      (rc = call_impl(lc, lc->r->stream, err)))
+  rc = integ_hook(lc, 0, 0, lc->r->stream, err);
+  lc->integ->at = at;
+  if (rc < 0 || (rc = call_impl(lc, lc->r->stream, err)))
     return rc;
   lc->integ->sample = (size_t)-1;
   return integ_hook(lc, 1, 0, lc->r->stream, err);

@@ -1,0 +1,102 @@
+# zlbench run --integrity: candidates that game the benchmark are caught
+# (tests/ops/cheat_ops.c), honest ones pass, and without the option
+# nothing changes. The test backend runs operator work when a call is
+# enqueued, so the direct and queue timers (whose samples run calls) are
+# used here; its emulated graph replays run no operator work (they only
+# wait as long as the capture took), so a graph sample cannot be checked
+# on it: tests/gpu/test_cuda_integrity.sh covers the graph timer.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../gpu/table.sh"
+[ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
+SH="$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+R() { "$ZLBENCH" run "$@" --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 $QUICK; }
+
+# caught OP TIMER TEXT: with --integrity every row of OP fails, marked
+# error=integrity, with TEXT in its note; exit 1 (rows failed).
+caught() {
+  op=$1 timer=$2 text=$3 out="$TMP/$1-$2"
+  expect_rc 1 R "$op" --timer "$timer" --integrity --out "$out" --json "$out.json"
+  [ "$(table_rows "$out/run.log")" = 2 ] || fail "$op ($timer): $(table_rows "$out/run.log") rows, expected 2"
+  all_rows_are "$out/run.log" Status FAILED || fail "$op ($timer): a row was not refused"
+  all_rows_are "$out/run.log" Marker error=integrity || fail "$op ($timer): rows not marked error=integrity"
+  expect_in "$out/run.log" "$text"
+}
+
+# (a) a result cached by input address, (b) work skipped after the first
+# call: both pass the accuracy check of the first call and fail on the
+# timed sample with fresh inputs at the same addresses.
+for t in direct queue; do
+  caught cheat_cache "$t" "integrity: the outputs of timed iteration"
+  expect_in "$TMP/cheat_cache-$t/run.log" "do not match the baseline on fresh inputs (a result cached across calls, or work skipped after the first call)"
+  caught cheat_skip "$t" "integrity: the outputs of timed iteration"
+done
+# (c) work on a stream of its own: the tracer sees it.
+caught cheat_stream direct "integrity: the candidate ran 1 of its 1 kernel on another stream"
+expect_in "$TMP/cheat_stream-direct/run.log" "its time would not be measured"
+# (d) a rate above the ceiling (ZL_TEST_PEAKS stands for the measured
+# ceilings; the test device reports no L2, so nothing can explain it).
+ZL_TEST_PEAKS=1000 caught cheat_rate direct "integrity: the candidate's rate is"
+expect_in "$TMP/cheat_rate-direct/run.log" "against the measured 1000.0 GB/s): more than the device can do"
+
+# The checked iteration comes from the seed: the same seed, the same one.
+expect_rc 1 R cheat_skip --timer queue --integrity --out "$TMP/again"
+[ "$(grep -o 'timed iteration [0-9]*' "$TMP/again/run.log")" = \
+  "$(grep -o 'timed iteration [0-9]*' "$TMP/cheat_skip-queue/run.log")" ] ||
+  fail "the same seed checked another iteration"
+grep -q 'timed iteration 1 ' "$TMP/again/run.log" && fail "the first timed iteration was the one checked"
+
+# Honest candidates pass, and each row says what was checked.
+for t in direct queue; do
+  for op in honest_copy good_copy; do
+    expect_rc 0 R "$op" --timer "$t" --integrity --out "$TMP/h-$op-$t" --json "$TMP/h-$op-$t.json"
+    all_rows_are "$TMP/h-$op-$t/run.log" Status SUCCESS || fail "honest $op ($t) refused"
+  done
+done
+# Each timer checks one of its own timed samples (not a call after them).
+python3 - "$TMP/h-honest_copy-queue/run_identity.json" "$TMP"/h-honest_copy-*.json <<'PY' || fail "rows or identity do not say what --integrity checked"
+import json, sys
+for path in sys.argv[2:]:
+    rows = [r for t in json.load(open(path))["tables"] for r in t["rows"]]
+    assert len(rows) == 2, rows
+    for r in rows:
+        s = r["integrity"]
+        assert "side streams: none (1 kernel traced, all on the given stream)" in s, s
+        assert "timed sample: iteration" in s and "left out of the statistics" in s, (path, s)
+ident = json.load(open(sys.argv[1]))
+assert ident["caliber"]["integrity"] is True, ident["caliber"]
+PY
+expect_in "$TMP/h-honest_copy-queue/run.log" "integrity=on"
+# A warm-L2 rate above the DRAM ceiling whose working set fits in the L2
+# is noted, not refused.
+expect_rc 0 env ZL_TEST_PEAKS=1000 ZL_TEST_L2_BYTES=4000000000000000 \
+  "$ZLBENCH" run cheat_rate --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 \
+  $QUICK --timer direct --integrity --out "$TMP/warm"
+all_rows_are "$TMP/warm/run.log" Status SUCCESS || fail "a warm-L2 row that fits in the L2 was refused"
+expect_in "$TMP/warm/run.log" "above the DRAM ceiling with a warm L2"
+# The environment turns it on as the option does.
+expect_rc 1 env ZL_INTEGRITY=1 "$ZLBENCH" run cheat_skip --backend test --lib "$TESTOPS" \
+  --shape-file "$SH" --dtypes float32 $QUICK --timer queue --out "$TMP/env"
+expect_in "$TMP/env/run.log" "integrity: the outputs of timed iteration"
+
+# Without --integrity nothing changes: the cheats pass, nothing is noted,
+# the identity says the gate was off and rows carry no integrity field.
+for op in cheat_cache cheat_skip cheat_stream; do
+  expect_rc 0 R "$op" --timer queue --out "$TMP/off-$op" --json "$TMP/off-$op.json"
+  all_rows_are "$TMP/off-$op/run.log" Status SUCCESS || fail "$op failed without --integrity"
+  expect_not_in "$TMP/off-$op/run.log" "integrity"
+done
+expect_rc 0 env ZL_TEST_PEAKS=1000 "$ZLBENCH" run cheat_rate --backend test --lib "$TESTOPS" \
+  --shape-file "$SH" --dtypes float32 $QUICK --timer direct --out "$TMP/off-rate"
+all_rows_are "$TMP/off-rate/run.log" Status SUCCESS || fail "cheat_rate refused without --integrity"
+python3 - "$TMP/off-cheat_skip.json" "$TMP/off-cheat_skip/run_identity.json" <<'PY' || fail "the output without --integrity carries integrity fields"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows and all("integrity" not in r for r in rows), rows
+assert json.load(open(sys.argv[2]))["caliber"]["integrity"] is False
+PY
+
+# A batch passes the option to its children.
+expect_rc 1 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops cheat_skip --shape-file "$SH" \
+  --dtypes float32 $QUICK --timer queue --integrity --out "$TMP/b"
+grep -rqF '"integrity": true' "$TMP/b/ops/cheat_skip" || fail "the batch's child ran without --integrity"
+exit 0
