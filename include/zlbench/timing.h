@@ -101,6 +101,10 @@ typedef struct zlb_timing_opts {
                               * works out its own: calls = budget / (estimate + count_flush_ms),
                               * not budgets of the calls' own time (docs/timing.md) */
   double count_flush_ms;     /* with triton_counts: one L2 flush's time (0: none) */
+  int l2_cold;               /* graph and queue timers: an L2 flush before every call, its
+                              * own time measured alone and subtracted (docs/timing.md,
+                              * "Cold L2"); 0: L2-warm, as before */
+  struct zlb_flush *l2_flush; /* with l2_cold: the buffer flushed (the caller's) */
 } zlb_timing_opts_t;
 
 /** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
@@ -137,6 +141,9 @@ typedef struct zlb_measurement {
                              * direct timer took over (0: none); not in wall_s */
 } zlb_measurement_t;
 
+  int l2_cold;              /* graph/queue: each call ran after an L2 flush (--l2 cold) */
+  double l2_flush_ms;       /* with l2_cold: one flush's time, subtracted per call */
+  size_t l2_flush_bytes;    /* with l2_cold: the flush buffer's size */
 void zlb_measurement_release(zlb_measurement_t *m);
 
 /* What is being timed: one call of an operator implementation. */

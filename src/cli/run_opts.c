@@ -168,6 +168,21 @@ static int opt_timer(const zlb_cli_option_t *opt, const char *name, const char *
   return 0;
 }
 
+/* --l2 / ZL_L2: the graph and queue timers' L2 state (docs/timing.md,
+ * "Cold L2"); an empty ZL_L2 is a bad value, not "unset". */
+static int opt_l2(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  zlb_cli_run_extra_t *x = ptr;
+  (void)opt;
+  x->l2_given = 1;
+  if (!strcmp(v, "cold"))
+    x->o->timing.l2_cold = 1;
+  else if (!strcmp(v, "warm"))
+    x->o->timing.l2_cold = 0;
+  else
+    return zlb_cli_bad_value(name, v, "cold or warm");
+  return 0;
+}
+
 static int opt_repeat(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   zlb_cli_run_extra_t *x = ptr;
   (void)opt;
@@ -292,6 +307,10 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "row with batches of empty kernels whose own time the kernel tracer\n"
              "takes out; rows say timer queue-cal (needs --timer queue and a\n"
              "backend with an empty kernel and a tracer: cuda)"),
+        PASS(CALLBACK, "--l2", "MODE", x, opt_l2,
+             "graph and queue timers: cold (an L2 flush before every call, the\n"
+             "flush's own time measured alone and subtracted) or warm (env ZL_L2;\n"
+             "default warm; the direct and trace timers always flush, see --no-flush)"),
         PASS(CALLBACK, "--graph-replay-ms", "MS", &o->timing.graph_replay_ms, opt_positive_ms,
              "graph timer: capture enough calls per graph for MS a replay (K = MS /\n"
              "estimate, at most 1000; default 1): a longer replay spreads its launch\n"
@@ -340,6 +359,11 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "one timed sample chosen at random on fresh inputs, refuse work on\n"
              "another stream (needs a kernel tracer) and rates above the measured\n"
              "ceilings (env ZL_INTEGRITY=1; docs/integrity.md)"),
+        PASS(FLAG, "--integrity", NULL, &o->integrity, NULL,
+             "for candidates that may game the benchmark: check the outputs of\n"
+             "one timed sample chosen at random on fresh inputs, refuse work on\n"
+             "another stream (needs a kernel tracer) and rates above the measured\n"
+             "ceilings (env ZL_INTEGRITY=1; docs/integrity.md)"),
         PASS(FLAG, "--verbose", NULL, &o->verbose, NULL,
              "after each row, a '# phases (ms): ...' line with where its wall\n"
              "time went (env ZL_VERBOSE=1)"),
@@ -357,6 +381,12 @@ int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
   const char *nc = getenv("NO_COLOR"), *v0;
   for (size_t i = 0; i < sizeof(env_defaults) / sizeof(env_defaults[0]); i++) {
     const char *v = getenv(env_defaults[i].env);
+  /* --l2 wins over ZL_L2; set but empty, ZL_L2 is refused as a bad value. */
+  if (!x->l2_given && (v0 = getenv("ZL_L2")) && opt_l2(NULL, "ZL_L2", v0, x))
+    return -1;
+  if (!o->integrity && (v0 = getenv("ZL_INTEGRITY")) && *v0 &&
+      set_onoff("ZL_INTEGRITY", v0, &o->integrity))
+    return -1;
     if (*(int *)((char *)x + env_defaults[i].given) || !v || !*v)
       continue;
     if (env_defaults[i].fn(NULL, env_defaults[i].env, v, x))

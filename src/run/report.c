@@ -46,7 +46,7 @@ void zlb__emit(zlb__run_t *r, const char *fmt, ...) {
 void zlb__banner_start(zlb__run_t *r) {
   const zlb_device_info_t *d = &r->b->info;
   zlb_strbuf_t dts = ZLB_STRBUF_INIT;
-  char l2[64];
+  char l2[128];
   zlb_dtype_mask_format(r->dtypes, &dts);
   if (r->flush.bytes)
     snprintf(l2, sizeof(l2), "flush:%zuMiB", r->flush.bytes >> 20);
@@ -63,7 +63,18 @@ void zlb__banner_start(zlb__run_t *r) {
   if (r->o->integrity)
     zlb__emit(r, "  integrity=on (a timed sample checked on fresh inputs, side streams, "
                  "rates above the ceilings)");
+  if (r->o->integrity)
+    zlb__emit(r, "  integrity=on (a timed sample checked on fresh inputs, side streams, "
+                 "rates above the ceilings)");
   zlb__emit(r, "\n");
+  /* The graph and queue timers' mode (--l2), beside the direct flush. */
+  if (r->l2flush.buf) {
+    size_t n = strlen(l2);
+    snprintf(l2 + n, sizeof(l2) - n, ",graph/queue:cold(flush:%zuMiB)", r->l2flush.bytes >> 20);
+  } else if (r->timer == ZLB_TIMER_GRAPH || r->timer == ZLB_TIMER_QUEUE) {
+    size_t n = strlen(l2);
+    snprintf(l2 + n, sizeof(l2) - n, ",graph/queue:warm");
+  }
   zlb__emit(r, "l2=%s  dtypes=%s  level=%s  shapes=%s[%s]\n", l2, dts.buf,
             r->o->level ? "comprehensive" : "core", r->shapes.source, r->shapes.key);
   zlb__emit(r, "baseline=%s  candidate=%s  return=%s  stop=%s%s%s\n", r->op->baseline.name,

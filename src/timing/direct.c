@@ -156,5 +156,6 @@ int zlb_time_direct(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                     const zlb_timing_opts_t *o, zlb_flush_t *flush,
                     zlb_measurement_t *m, zlb_error_t *err) {
   m->timer = ZLB_TIMER_DIRECT;
+  m->host_ms = NAN; /* each repeat's warm-up sets it: the last one's stays */
   return zlb__repeat(b, s, l, o, flush, m, zlb_time_direct_once, err);
 }

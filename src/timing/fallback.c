@@ -1,5 +1,6 @@
 /* Per-shape timer choice: graph or queue with fallback to direct, the deny
  * list, and the row marker that records which path produced the number. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     repeat = 1;
 
   memset(fail, 0, sizeof(*fail));
+  m->host_ms = NAN; /* set by the warm-up of the timer that measures */
   snprintf(marker, markerlen, "-");
   if (t == ZLB_TIMER_DIRECT)
     return zlb_time_direct(b, s, l, o, flush, m, err);

@@ -278,9 +278,8 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
    * as Triton's warm-up, not that plus the set-up's. The side stream's
    * replays come after it. */
   n_warm = graph_warm_calls(n_warm, est_calls, k);
-  for (long i = 0; i < n_warm; i++)
-    if ((rc = l->call(l->ctx, caller, err)))
-      goto out;
+  if ((rc = zlb__warm_calls(l, caller, n_warm, m, err)))
+    goto out;
   if ((rc = b->v->stream_wait(b, side, caller, err)))
     goto out;
 

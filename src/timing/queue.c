@@ -370,9 +370,8 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     goto out;
   m->estimate_ms = est_ms;
   zlb__counts(o, est_ms, QUEUE_MAX_BATCHES, &n_warm, &budget);
-  for (long i = 0; i < n_warm; i++)
-    if ((rc = l->call(l->ctx, s, err)))
-      goto out;
+  if ((rc = zlb__warm_calls(l, s, n_warm, m, err)))
+    goto out;
 
   /* K calls per batch: enough that one batch lasts queue_batch_ms (the
    * event pair's resolution and the release amortised), no more than the

@@ -206,4 +206,5 @@ void zlb_measurement_release(zlb_measurement_t *m) {
   free(m->samples);
   free(m->call_values);
   memset(m, 0, sizeof(*m));
+  m->host_ms = NAN;
 }

@@ -157,9 +157,8 @@ int zlb__sample_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   zlb__counts(o, est_ms, cap, &n_warm, &n_rep);
   if (m->estimate_ms == 0.0)
     m->estimate_ms = est_ms;
-  for (long i = 0; i < n_warm; i++)
-    if ((rc = l->call(l->ctx, s, err)))
-      return rc;
+  if ((rc = zlb__warm_calls(l, s, n_warm, m, err)))
+    return rc;
   zlb__stopper_init(&st, o);
   while ((k = zlb__stopper_next(&st, &smp, est_ms, (size_t)n_rep, (size_t)cap)))
     if ((rc = chunk(b, s, l, flush, k, &smp, err)))

@@ -86,6 +86,16 @@ int zlb__repeat(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                 const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
                 zlb__once_fn once, zlb_error_t *err);
 
+/* The host dispatch time is the median over at most this many warm-up
+ * calls: the first ones, before a full launch queue can block the host. */
+#define ZLB__HOST_CALLS 64
+
+/** `n` eager warm-up calls on `s`; the host time of each of the first
+ * ZLB__HOST_CALLS (from just before the call to its return) is timed, and
+ * their median is m->host_ms (left as it was when n is 0). */
+int zlb__warm_calls(const zlb_launch_t *l, zlb_stream_t s, long n, zlb_measurement_t *m,
+                    zlb_error_t *err);
+
 /* The --integrity hook before timed sample `sample` (zlb_launch_t.integrity):
  * 1 when it is the checked one, 0 when not (or no hook), < 0 on error. */
 static inline int zlb__check_due(const zlb_launch_t *l, size_t sample, zlb_stream_t s,

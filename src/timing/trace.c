@@ -3,6 +3,7 @@
  * traced interval. Warm-up, estimate, repeat and statistics as the direct
  * timer. Each call is bracketed by synchronisations and tracer timestamps,
  * so each kernel belongs to exactly one call. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,5 +122,6 @@ int zlb_time_trace(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   if (b->v->trace_available && (rc = b->v->trace_available(b, err)))
     return rc;
   m->timer = ZLB_TIMER_TRACE;
+  m->host_ms = NAN;
   return zlb__repeat(b, s, l, o, flush, m, trace_once, err);
 }
