@@ -50,6 +50,7 @@ expect_in "$TMP/out" "6 compared: 0 slower, 0 faster, 6 same"
 # One operator file against a batch: the others are listed as only in B.
 expect_rc 1 "$ZLBENCH" compare "$TMP/A/ops/steady_b/results.json" "$TMP/B"
 expect_in "$TMP/out" "only-B  steady_a"
+expect_in "$TMP/out" "0 only in A, 4 only in B"
 
 # ZL_TEST_SLOW_CANDIDATE (the harness enqueues the candidate twice per
 # timed call, any backend): steady_c about twice as slow, nothing else.
