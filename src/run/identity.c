@@ -220,6 +220,9 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
   zlb_jw_key_string(jw, "impl", impl);
   zlb_jw_key_string(jw, "timer", m->nsamples ? zlb__measured_timer_name(m) : NULL);
   zlb_jw_key_double(jw, "ms", m->nsamples ? m->value_ms : NAN);
+  /* The host's time in one call (dispatch, launch), µs; null unmeasured. */
+  zlb_jw_key_double(jw, "host_us",
+                    m->nsamples && isfinite(m->host_ms) ? m->host_ms * 1e3 : NAN);
   zlb_jw_key_double(jw, "estimate_ms", m->estimate_ms);
   zlb_jw_key_int(jw, "graph_launches", m->graph_launches);
   zlb_jw_key_int(jw, "replays", m->replays);
