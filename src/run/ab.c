@@ -12,6 +12,7 @@
 
 #include "run_int.h"
 #include "zlbench/ab.h"
+#include "zlbench/batch.h"
 
 typedef struct ab_block {
   int side;        /* 0 A, 1 B */
@@ -499,10 +500,36 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
       list[nlist++] = e;
     }
   } else {
+    /* The core screen's operators: the inventory's for this backend less
+     * the dismissed ones, as `zlbench batch` selects them; every operator
+     * of A on the backend where the inventory has none. */
+    zlb_strvec_t inv = ZLB_STRVEC_INIT, dis = ZLB_STRVEC_INIT, why = ZLB_STRVEC_INIT;
+    zlb_strbuf_t ap = ZLB_STRBUF_INIT;
+    if (!zlb_assets_dir(&ap, err)) {
+      size_t n0 = ap.len;
+      zlb_strbuf_addstr(&ap, "/inventory.yaml");
+      if (zlb_path_exists(ap.buf) && (rc = zlb_inventory_load(ap.buf, sh.b->desc->name, &inv, err)))
+        goto inv_out;
+      zlb_strbuf_setlen(&ap, n0);
+      zlb_strbuf_addstr(&ap, "/dismiss.yaml");
+      if (zlb_path_exists(ap.buf) &&
+          (rc = zlb_dismiss_load(ap.buf, sh.b->desc->name, &dis, &why, err)))
+        goto inv_out;
+    }
+    zlb_error_clear(err);
     for (size_t i = 0; i < sa.n; i++)
-      if (!strcmp(sa.v[i].op->backend, sh.b->desc->name))
+      if (!strcmp(sa.v[i].op->backend, sh.b->desc->name) &&
+          (!inv.n || zlb_strvec_find(&inv, sa.v[i].op->name) >= 0) &&
+          zlb_strvec_find(&dis, sa.v[i].op->name) < 0)
         list[nlist++] = &sa.v[i];
     qsort(list, nlist, sizeof(*list), by_name);
+  inv_out:
+    zlb_strvec_release(&inv);
+    zlb_strvec_release(&dis);
+    zlb_strvec_release(&why);
+    zlb_strbuf_release(&ap);
+    if (rc)
+      goto out;
   }
   if (!nlist) {
     rc = zlb_error_set(err, ZLB_ENOTFOUND, "no operators for backend '%s'; give --lib",
