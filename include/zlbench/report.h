@@ -34,6 +34,8 @@ typedef struct zlb_summary_row {
   double gbps;      /* candidate GB/s */
   double tflops;    /* candidate TFLOP/s */
   double pct_peak;  /* % of measured peak */
+  double base_host_us; /* baseline's host time per call, µs (NAN: not available) */
+  double cand_host_us; /* candidate's host time per call, µs (NAN: not available) */
 } zlb_summary_row_t;
 
 /*

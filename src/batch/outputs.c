@@ -311,6 +311,7 @@ int zlb__write_summary(const char *out_dir, const zlb__status_row_t *rows, size_
       r.status = (char *)row->status;
       r.marker = (char *)row->signature;
       r.base_ms = r.cand_ms = r.speedup = r.gbps = r.tflops = r.pct_peak = NAN;
+      r.base_host_us = r.cand_host_us = NAN;
       zlb_summary_add(&s, &r);
     }
   }

@@ -16,7 +16,7 @@
 
 static const char csv_header[] =
     "operator,family,dtype,shape,baseline_ms,candidate_ms,speedup,gbps,"
-    "tflops,pct_peak,timer,marker,status,source\n";
+    "tflops,pct_peak,timer,marker,status,source,base_host_us,cand_host_us\n";
 
 void zlb__summary_row_release(zlb_summary_row_t *row) {
   free(row->op);
@@ -157,6 +157,8 @@ void zlb_summary_format_csv(const zlb_summary_t *s, zlb_strbuf_t *out) {
     add_str(out, r->marker);
     add_str(out, r->status);
     add_str(out, r->source);
+    add_num(out, r->base_host_us, 3);
+    add_num(out, r->cand_host_us, 3);
     zlb_strbuf_addch(out, '\n');
   }
 }

@@ -26,6 +26,8 @@ enum role {
   COL_PCT,
   COL_TIMER,
   COL_MARKER,
+  COL_BHOST, /* the baseline's host time per call, µs */
+  COL_CHOST, /* the candidate's */
   COL_DETAIL
 };
 
@@ -43,6 +45,8 @@ static const struct {
     {"%Peak", COL_PCT},
     {"Timer", COL_TIMER},
     {"Marker", COL_MARKER},
+    {"Base Host (us)", COL_BHOST},
+    {"Host (us)", COL_CHOST},
     {"Config", COL_IGNORE},
     {"Noise%", COL_IGNORE},
     {"Samples", COL_IGNORE},
@@ -310,6 +314,8 @@ static int parse_row(struct parser *ps, const char *line, int terminated) {
     case COL_GBPS:
     case COL_TFLOPS:
     case COL_PCT:
+    case COL_BHOST:
+    case COL_CHOST:
       if (!parse_number(tok[c], role == COL_PCT, &v[role]))
         return 0;
       break;
@@ -349,6 +355,8 @@ static int parse_row(struct parser *ps, const char *line, int terminated) {
   row.gbps = v[COL_GBPS];
   row.tflops = v[COL_TFLOPS];
   row.pct_peak = v[COL_PCT];
+  row.base_host_us = v[COL_BHOST];
+  row.cand_host_us = v[COL_CHOST];
   zlb__summary_push(&ps->rows, &row);
   zlb_strbuf_addch(&ps->kinds, 't');
   return 1;
@@ -464,6 +472,13 @@ static span_t kv(const char *text, const char *key) {
   return v;
 }
 
+/* A `host_us=` value of a plugin line into *out, when it is a number. */
+static void plugin_host(span_t v, double *out) {
+  double x;
+  if (v.p && v.n && parse_number(v, 0, &x) && isfinite(x) && x >= 0)
+    *out = x;
+}
+
 /* zlbench's pytest plugin writes, after each FlagGems table, one line per
  * row: `# zlbench: row N: torch timer=T marker=M ...; gems timer=T marker=M
  * ...` (docs/formats.md). The candidate's (the last part's) timer and
@@ -497,6 +512,19 @@ static int plugin_line(struct parser *ps, const char *line) {
   if (m.p && m.n) {
     free(r->marker);
     r->marker = token_or_empty(m);
+  }
+  /* Host µs per call: the first part is the baseline's (torch), the last
+   * the candidate's, as for Timer; a row of one measurement has only the
+   * candidate's. */
+  plugin_host(kv(cand, "host_us"), &r->cand_host_us);
+  {
+    const char *semi = strchr(end, ';');
+    if (semi) {
+      size_t n1 = (size_t)(semi - (end + 1));
+      char *first = span_dup(end + 1, n1);
+      plugin_host(kv(first, "host_us"), &r->base_host_us);
+      free(first);
+    }
   }
   return 1;
 }

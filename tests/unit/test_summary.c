@@ -282,6 +282,56 @@ static void test_flaggems_plugin_lines(void **state) {
   zlb_strbuf_release(&t);
 }
 
+/* Host time per call: our table's `Base Host (us)` and `Host (us)`
+ * columns (wherever they stand), a plugin line's `host_us=` of the first
+ * (torch) and last (gems) parts, and empty cells where a log says nothing;
+ * summary.csv appends them after `source`. */
+static void test_host_columns(void **state) {
+  zlb_summary_t s = ZLB_SUMMARY_INIT;
+  zlb_strbuf_t csv = ZLB_STRBUF_INIT;
+  (void)state;
+  parse_text(&s,
+             "Operator: add  Performance Test (dtype=float32, mode=graph,level=core)\n"
+             "Status  Baseline (ms)  Candidate (ms)  Speedup  Noise%  Base Host (us)  Host (us)  "
+             "Timer  Marker  Size Detail\n"
+             "---------------------------------------------\n"
+             "SUCCESS 0.01 0.02 0.5 1.00 4.250 140.125 graph - [64, 64]\n"
+             "FAILED N/A N/A N/A N/A N/A N/A graph error=launch [128]\n"
+             "\n"
+             "Operator: mul  Performance Test (dtype=torch.float16, mode=kernel,level=core)\n"
+             "Status       Torch Latency (ms)    Gems Latency (ms)         Gems Speedup          "
+             "Size Detail\n"
+             "------------------------------------------------------\n"
+             "SUCCESS               0.006000            0.140000               0.043"
+             "          [torch.Size([64, 64])]\n"
+             "SUCCESS               0.006000            0.140000               0.043"
+             "          [torch.Size([8])]\n"
+             "SUCCESS               0.006000            0.140000               0.043"
+             "          [torch.Size([9])]\n"
+             "\n"
+             "# zlbench: row 1: torch timer=graph marker=- verdict=none samples=10 host_us=6.5; "
+             "gems timer=graph marker=- verdict=none samples=10 host_us=138.75\n"
+             "# zlbench: row 2: call1 timer=graph marker=- verdict=none samples=3 host_us=9.5\n"
+             "# zlbench: row 3: torch timer=graph host_us=-1; gems timer=graph host_us=x\n");
+  assert_int_equal(s.n, 5);
+  assert_true(s.rows[0].base_host_us == 4.25 && s.rows[0].cand_host_us == 140.125);
+  assert_true(s.rows[0].base_ms == 0.01 && s.rows[0].speedup == 0.5); /* nothing moved */
+  assert_string_equal(s.rows[0].timer, "graph");
+  assert_true(isnan(s.rows[1].base_host_us) && isnan(s.rows[1].cand_host_us));
+  assert_true(s.rows[2].base_host_us == 6.5 && s.rows[2].cand_host_us == 138.75);
+  /* One measurement: the candidate's only. */
+  assert_true(isnan(s.rows[3].base_host_us) && s.rows[3].cand_host_us == 9.5);
+  /* Not a host time: ignored. */
+  assert_true(isnan(s.rows[4].base_host_us) && isnan(s.rows[4].cand_host_us));
+  zlb_summary_format_csv(&s, &csv);
+  assert_true(strstr(csv.buf, ",status,source,base_host_us,cand_host_us\n") != NULL);
+  assert_true(strstr(csv.buf, ",SUCCESS,t.log,4.250,140.125\n") != NULL);
+  assert_true(strstr(csv.buf, ",FAILED,t.log,,\n") != NULL);
+  assert_true(strstr(csv.buf, ",SUCCESS,t.log,6.500,138.750\n") != NULL);
+  zlb_strbuf_release(&csv);
+  zlb_summary_release(&s);
+}
+
 static void test_value_spellings(void **state) {
   zlb_summary_t s = ZLB_SUMMARY_INIT;
   (void)state;
@@ -347,6 +397,7 @@ static void add_row(zlb_summary_t *s, const char *op, const char *dtype,
   r.shape = (char *)shape;
   r.status = (char *)status;
   r.base_ms = r.cand_ms = r.gbps = r.tflops = r.pct_peak = NAN;
+  r.base_host_us = r.cand_host_us = NAN;
   r.speedup = speedup;
   zlb_summary_add(s, &r);
 }
@@ -383,12 +434,12 @@ static void test_csv_quoting_and_errors(void **state) {
   assert_string_equal(csv.buf,
                       "operator,family,dtype,shape,baseline_ms,candidate_ms,"
                       "speedup,gbps,tflops,pct_peak,timer,marker,status,"
-                      "source\n");
+                      "source,base_host_us,cand_host_us\n");
   zlb_strbuf_reset(&csv);
   add_row(&s, "a\"b", "float16", "[1, 2]", "SUCCESS", -INFINITY);
   zlb_summary_format_csv(&s, &csv);
   assert_non_null(strstr(csv.buf, "\n\"a\"\"b\",,float16,\"[1, 2]\",,,-inf,,,,,,"
-                                  "SUCCESS,\n"));
+                                  "SUCCESS,,,\n"));
   assert_int_equal(zlb_summary_write_csv(&s, "/nonexistent-zlb/x/summary.csv",
                                          &err),
                    ZLB_EIO);
@@ -522,6 +573,7 @@ int main(void) {
       cmocka_unit_test(test_value_spellings),
       cmocka_unit_test(test_flaggems_plugin_lines),
       cmocka_unit_test(test_columns_family_noise),
+      cmocka_unit_test(test_host_columns),
       cmocka_unit_test(test_sort_is_stable),
       cmocka_unit_test(test_csv_quoting_and_errors),
       cmocka_unit_test(test_scan_dir),
