@@ -121,7 +121,11 @@ typedef struct zlb_res_row {
   double speedup, pct_peak, bytes, flops, gbps, tflops, noise;
   size_t cal;          /* index of its run's caliber in the set */
   char *source;        /* the results file, relative to the set's root */
+  double host_us[2];   /* host time per call of each (dispatch, launch), µs; NAN: none */
 } zlb_res_row_t;
+
+/* A host time (µs) above this is refused, as ZLB_RES_MAX_MS for latencies. */
+#define ZLB_RES_MAX_HOST_US (ZLB_RES_MAX_MS * 1e3)
 
 typedef struct zlb_res_set {
   zlb_res_row_t *rows;

@@ -77,6 +77,26 @@ static void summary_line(const zlb_cmp_t *c, zlb_strbuf_t *out) {
                   c->count[ZLB_V_SAME], c->count[ZLB_V_NOISY], c->count[ZLB_V_NA], oa, ob);
 }
 
+/* The host time per call (µs) of the compared implementation on one side
+ * (the candidate's when speedups are compared); NAN when unknown. Shown
+ * beside the device times, never part of a verdict. */
+static double host_us(const zlb_cmp_t *c, const zlb_res_row_t *r) {
+  return r ? r->host_us[c->impl == ZLB_CMP_BASELINE ? 0 : 1] : NAN;
+}
+
+/* B's host time over A's, or NAN. */
+static double host_ratio(const zlb_cmp_t *c, const zlb_cmp_pair_t *p) {
+  double a = host_us(c, p->a), b = host_us(c, p->b);
+  return isfinite(a) && isfinite(b) && a > 0 ? b / a : NAN;
+}
+
+static void fmt_us(zlb_strbuf_t *out, double v) {
+  if (isfinite(v))
+    bounded(out, "%.3f", "%.6g", v);
+  else
+    zlb_strbuf_addstr(out, "-");
+}
+
 static void fmt_ms(zlb_strbuf_t *out, double v, int speedup) {
   if (isfinite(v))
     bounded(out, speedup ? "%.3f" : "%.6f", "%.6g", v);
@@ -117,10 +137,11 @@ static void text(const zlb_cmp_t *c, const char *la, const char *lb, int color, 
                         zlb_printable(&e[1], c->caliber_b[k]));
     zlb_strbuf_addch(o, '\n');
   }
-  zlb_strbuf_addf(o, "%-7s %-22s %-9s %-24s %12s %12s %8s %20s %9s %9s  %s\n", "verdict",
-                  "operator", "dtype", "shape", sp ? "A speedup" : "A (ms)",
-                  sp ? "B speedup" : "B (ms)", "change", "95% interval", "p", "samples", "note");
-  zlb_strbuf_addpad(o, '-', 150);
+  zlb_strbuf_addf(o, "%-7s %-22s %-9s %-24s %12s %12s %8s %20s %9s %9s %11s %11s %8s  %s\n",
+                  "verdict", "operator", "dtype", "shape", sp ? "A speedup" : "A (ms)",
+                  sp ? "B speedup" : "B (ms)", "change", "95% interval", "p", "samples",
+                  "A host(us)", "B host(us)", "host chg", "note");
+  zlb_strbuf_addpad(o, '-', 183);
   zlb_strbuf_addch(o, '\n');
   for (size_t i = 0; i < c->n; i++) {
     const zlb_cmp_pair_t *p = &c->pairs[i];
@@ -150,7 +171,16 @@ static void text(const zlb_cmp_t *c, const char *la, const char *lb, int color, 
       zlb_strbuf_addf(&f, "%zu/%zu", p->st.na, p->st.nb);
     else
       zlb_strbuf_addstr(&f, "-");
-    zlb_strbuf_addf(o, "%9s  ", f.buf);
+    zlb_strbuf_addf(o, "%9s ", f.buf);
+    zlb_strbuf_reset(&f);
+    fmt_us(&f, host_us(c, p->a));
+    zlb_strbuf_addf(o, "%11s ", f.buf);
+    zlb_strbuf_reset(&f);
+    fmt_us(&f, host_us(c, p->b));
+    zlb_strbuf_addf(o, "%11s ", f.buf);
+    zlb_strbuf_reset(&f);
+    pct(&f, host_ratio(c, p));
+    zlb_strbuf_addf(o, "%8s  ", f.buf);
     zlb_strbuf_reset(&f);
     note_of(c, p, &f);
     zlb_strbuf_addf(o, "%s\n", zlb_printable(&e[0], f.buf));
@@ -262,9 +292,9 @@ static void md(const zlb_cmp_t *c, const char *la, const char *lb, zlb_strbuf_t 
     zlb_strbuf_addstr(o, "\n\n");
   }
   zlb_strbuf_addf(o, "| verdict | operator | dtype | shape | %s | %s | change | 95 %% interval | p "
-                     "| samples | note |\n",
+                     "| samples | A host (us) | B host (us) | host change | note |\n",
                   sp ? "A speedup" : "A (ms)", sp ? "B speedup" : "B (ms)");
-  zlb_strbuf_addstr(o, "|---|---|---|---|--:|--:|--:|--:|--:|--:|---|\n");
+  zlb_strbuf_addstr(o, "|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
   for (size_t i = 0; i < c->n; i++) {
     const zlb_cmp_pair_t *p = &c->pairs[i];
     const zlb_res_row_t *r = row_of(p);
@@ -292,6 +322,12 @@ static void md(const zlb_cmp_t *c, const char *la, const char *lb, zlb_strbuf_t 
       zlb_strbuf_addf(o, " | %.2g | %zu/%zu | ", p->st.p, p->st.na, p->st.nb);
     else
       zlb_strbuf_addstr(o, " | - | - | ");
+    fmt_us(o, host_us(c, p->a));
+    zlb_strbuf_addstr(o, " | ");
+    fmt_us(o, host_us(c, p->b));
+    zlb_strbuf_addstr(o, " | ");
+    pct(o, host_ratio(c, p));
+    zlb_strbuf_addstr(o, " | ");
     zlb_strbuf_reset(&f);
     note_of(c, p, &f);
     md_cell(o, f.buf);
@@ -333,7 +369,7 @@ static void csv_text(zlb_strbuf_t *o, zlb_strbuf_t *tmp, const char *s) {
 static void csv(const zlb_cmp_t *c, zlb_strbuf_t *o) {
   zlb_strbuf_t f = ZLB_STRBUF_INIT, e = ZLB_STRBUF_INIT;
   zlb_strbuf_addstr(o, "verdict,operator,family,dtype,shape,impl,a,b,ratio,ci_low,ci_high,"
-                       "p_value,spread,n_a,n_b,side,note\n");
+                       "p_value,spread,n_a,n_b,side,note,a_host_us,b_host_us,host_ratio\n");
   for (size_t i = 0; i < c->n; i++) {
     const zlb_cmp_pair_t *p = &c->pairs[i];
     const zlb_res_row_t *r = row_of(p);
@@ -360,6 +396,9 @@ static void csv(const zlb_cmp_t *c, zlb_strbuf_t *o) {
     zlb_strbuf_reset(&f);
     note_of(c, p, &f);
     csv_text(o, &e, f.buf);
+    csv_num(o, host_us(c, p->a), "%.3f");
+    csv_num(o, host_us(c, p->b), "%.3f");
+    csv_num(o, host_ratio(c, p), "%.6f");
     zlb_strbuf_addch(o, '\n');
   }
   zlb_strbuf_release(&f);
@@ -424,6 +463,9 @@ static void json(const zlb_cmp_t *c, const char *la, const char *lb, zlb_strbuf_
     zlb_jw_key_double(&jw, "spread", both ? p->st.spread : NAN);
     zlb_jw_key_int(&jw, "n_a", both ? (long long)p->st.na : 0);
     zlb_jw_key_int(&jw, "n_b", both ? (long long)p->st.nb : 0);
+    zlb_jw_key_double(&jw, "a_host_us", host_us(c, p->a));
+    zlb_jw_key_double(&jw, "b_host_us", host_us(c, p->b));
+    zlb_jw_key_double(&jw, "host_ratio", host_ratio(c, p));
     zlb_strbuf_reset(&f);
     note_of(c, p, &f);
     zlb_jw_key_string(&jw, "note", f.len ? f.buf : NULL);

@@ -144,6 +144,15 @@ static int read_measurement(const zlb_json_t *m, zlb_res_row_t *r, int which, co
     return rc;
   r->impl[which] = dup_str(m, "impl");
   r->ms[which] = num(m, "ms");
+  /* Host time per call (absent in older files, null when not measured). */
+  if ((rc = check_kind(m, "host_us", ZLB_JSON_NUMBER, 0, where, err)))
+    return rc;
+  r->host_us[which] = num(m, "host_us");
+  if (zlb_json_get(m, "host_us") && zlb_json_get(m, "host_us")->kind == ZLB_JSON_NUMBER &&
+      !(r->host_us[which] >= 0 && r->host_us[which] <= ZLB_RES_MAX_HOST_US))
+    return zlb_error_set(err, ZLB_EPARSE,
+                         "%s: %s.host_us is not a host time in us (a number from 0 to %.0f)",
+                         where, which ? "candidate" : "baseline", ZLB_RES_MAX_HOST_US);
   if (zlb_json_get(m, "ms") && zlb_json_get(m, "ms")->kind == ZLB_JSON_NUMBER &&
       !ms_ok(zlb_json_get(m, "ms")))
     return zlb_error_set(err, ZLB_EPARSE, "%s: %s.ms is not a time in ms (a number from 0 to %.0f)",

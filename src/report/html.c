@@ -590,6 +590,7 @@ static void rows_table(zlb_strbuf_t *o, const zlb_res_set_t *s) {
   zlb_strbuf_addf(o, "<section id=\"rows-section\"><h2>Rows</h2><div class=\"scroll\"><table "
                      "id=\"rows-table\" data-rows=\"%zu\"><tr><th>operator</th><th>dtype</th>"
                      "<th>shape</th><th>status</th><th>baseline ms</th><th>candidate ms</th>"
+                     "<th>baseline host &micro;s</th><th>candidate host &micro;s</th>"
                      "<th>speedup</th><th>%% peak</th><th>timer</th><th>marker</th></tr>",
                   s->n);
   for (size_t i = 0; i < s->n; i++) {
@@ -606,6 +607,11 @@ static void rows_table(zlb_strbuf_t *o, const zlb_res_set_t *s) {
     num(o, r->ms[0], "%.6f");
     zlb_strbuf_addstr(o, "</td><td class=\"n\">");
     num(o, r->ms[1], "%.6f");
+    /* Host time per call beside the device time (docs/timing.md). */
+    zlb_strbuf_addstr(o, "</td><td class=\"n host\">");
+    num(o, r->host_us[0], "%.3f");
+    zlb_strbuf_addstr(o, "</td><td class=\"n host\">");
+    num(o, r->host_us[1], "%.3f");
     zlb_strbuf_addstr(o, "</td><td class=\"n\">");
     num(o, r->speedup, "%.3f");
     zlb_strbuf_addstr(o, "</td><td class=\"n\">");

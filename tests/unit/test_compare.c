@@ -367,7 +367,7 @@ static void test_matching_and_formats(void **state) {
   zlb_cmp_format(&c, ZLB_FMT_CSV, "A", "B", 0, &o);
   assert_true(zlb_starts_with(o.buf, "verdict,operator,family,dtype,shape,impl,a,b,ratio,"));
   assert_str_contains(o.buf, "\nslower,add,fam,float32,[64],candidate,1.003000,1.203600,1.200000,");
-  assert_str_contains(o.buf, "\nunmatched,add,fam,float32,[512],candidate,,,,,,,,0,0,b,only in B\n");
+  assert_str_contains(o.buf, "\nunmatched,add,fam,float32,[512],candidate,,,,,,,,0,0,b,only in B,,,\n");
   zlb_strbuf_reset(&o);
   zlb_cmp_format(&c, ZLB_FMT_JSON, "A", "B", 0, &o);
   assert_str_contains(o.buf, "\"schema\": \"zlbench.compare/1\"");
