@@ -29,7 +29,7 @@ extern "C" {
  * end of zlb_measure_opts_t) or result keys; a new major changes or
  * removes something. */
 #define ZLB_API_VERSION_MAJOR 1
-#define ZLB_API_VERSION_MINOR 1
+#define ZLB_API_VERSION_MINOR 2 /* 1.2: the result key host_ms */
 #define ZLB_API_VERSION (ZLB_API_VERSION_MAJOR * 10000 + ZLB_API_VERSION_MINOR)
 
 /** The API version this library implements (ZLB_API_VERSION it was built with). */
@@ -210,7 +210,9 @@ ZLB_API void zlb_result_free(zlb_result_t *r);
  *   numbers: value_ms estimate_ms noise noise_met wall_s graph_launches
  *            replays nsamples fallback_repeat throttled and, for
  *            before/after, clocks_before.sm_mhz .mem_mhz .temp_c .power_mw
- *            .reasons .throttled (-1: unknown) and clocks_after.*
+ *            .reasons .throttled (-1: unknown) and clocks_after.*; since 1.2
+ *            host_ms (median host time of one call over the first warm-up
+ *            calls, NAN when not measured)
  *   strings: timer marker verdict fallback_phase fallback_reason
  *            fallback_error note throttle_why backend device_name
  *   arrays:  samples quantiles call_values

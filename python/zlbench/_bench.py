@@ -60,6 +60,9 @@ class Result:
                     loads its kernels or autotunes), None when fn was not
                     called; after a refused capture it is in attempt_s, not
                     in wall_s
+    host_us         host microseconds of one call of fn (its Python dispatch and
+                    launches): the median over the first warm-up calls (at most
+                    64); None when not measured or the library predates it
     raw             every key libzlbench reported, as a dict
     """
 
@@ -83,6 +86,10 @@ class Result:
         # capture's attempt before the direct timer (not in wall_s).
         self.sample_s = raw["sample_s"]
         self.attempt_s = raw["attempt_s"]
+        # Host time of one call of fn, µs (API 1.2; None from an older
+        # library or when not measured).
+        host_ms = raw.get("host_ms")
+        self.host_us = host_ms * 1e3 if host_ms is not None and host_ms == host_ms else None
         self.backend = raw["backend"]
         self.device_name = raw["device_name"]
         self.throttled = bool(raw["throttled"])

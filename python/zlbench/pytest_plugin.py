@@ -287,6 +287,8 @@ def _measure(kind, fn, **kw):
         "wall_s": round(time.perf_counter() - t0, 4),
         "sample_s": round(res.sample_s, 4), "attempt_s": round(res.attempt_s, 4),
         "first_call_s": None if res.first_call_s is None else round(res.first_call_s, 7),
+        # Host µs of one call (Python dispatch + launches), beside value_ms.
+        "host_us": _host_us(res),
         "marker": res.marker,
         "verdict": res.verdict, "deny_capture": deny, "samples": res.samples,
         "fallback": None if res.fallback is None else {
@@ -294,6 +296,12 @@ def _measure(kind, fn, **kw):
             "repeat": res.fallback.repeat, "error": res.fallback.error},
     })
     return res
+
+
+def _host_us(res):
+    """The measurement's host µs per call, rounded, or None."""
+    v = getattr(res, "host_us", None)
+    return round(v, 3) if isinstance(v, float) and math.isfinite(v) else None
 
 
 def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean"):
@@ -417,8 +425,10 @@ def _end_table(result):
             if "error" in c:
                 parts.append(f"{role} error={c['error']}")
             else:
+                host = c.get("host_us")
                 parts.append(f"{role} timer={c['timer']} marker={c['marker']} "
-                             f"verdict={c['verdict']} samples={len(c['samples'])}")
+                             f"verdict={c['verdict']} samples={len(c['samples'])}"
+                             + (f" host_us={host:.3f}" if host is not None else ""))
         lines.append(f"# zlbench: row {r + 1}: " + "; ".join(parts))
         row = {"index": r + 1, "shape_detail": detail,
                "calls": [dict(c, role=ro) for ro, c in zip(roles, mine)]}
@@ -457,7 +467,8 @@ def _measurement(call, impl):
             "marker": call.get("marker"), "verdict": call.get("verdict"),
             "sample_count": len(call.get("samples") or []),
             "samples": [_finite(x) for x in call.get("samples") or []],
-            "wall_s": call.get("wall_s"), "first_call_s": call.get("first_call_s")}
+            "wall_s": call.get("wall_s"), "first_call_s": call.get("first_call_s"),
+            "host_us": _finite(call.get("host_us"))}
 
 
 def _results():

@@ -526,6 +526,7 @@ static const struct {
     {"note", 's'},              {"throttle_why", 's'},          {"backend", 's'},
     {"device_name", 's'},       {"samples", 'a'},               {"quantiles", 'a'},
     {"call_values", 'a'},       {"sample_s", 'n'},              {"attempt_s", 'n'},
+    {"host_ms", 'n'},
 };
 
 ZLB_API const char *zlb_result_key(size_t i, char *kind) {
@@ -574,6 +575,8 @@ ZLB_API int zlb_result_number(const zlb_result_t *r, const char *key, double *ou
     *out = m->sample_s;
   else if (!strcmp(key, "attempt_s"))
     *out = m->attempt_s;
+  else if (!strcmp(key, "host_ms"))
+    *out = m->host_ms;
   else if (!strcmp(key, "graph_launches"))
     *out = m->timer == ZLB_TIMER_GRAPH ? m->graph_launches : 0;
   else if (!strcmp(key, "replays"))

@@ -86,8 +86,11 @@ def test_row_lines_sidecar_identity(tmp_path):
     # After the table, one per row, each with both measurements.
     assert lines.index(notes[0]) > rows[-1]
     for n in notes:
-        assert re.search(r"torch timer=direct marker=- verdict=none samples=\d+; "
-                         r"gems timer=direct marker=- verdict=none samples=\d+$", n), n
+        # Each measurement's host time per call (docs/timing.md).
+        assert re.search(r"torch timer=direct marker=- verdict=none samples=\d+ "
+                         r"host_us=\d+\.\d{3}; "
+                         r"gems timer=direct marker=- verdict=none samples=\d+ "
+                         r"host_us=\d+\.\d{3}$", n), n
     side = json.loads((out / "zlbench_rows.json").read_text())
     (t,) = side["tables"]
     assert t["op"] == "abs" and t["dtype"] == "torch.float16" and len(t["rows"]) == 2
@@ -97,6 +100,11 @@ def test_row_lines_sidecar_identity(tmp_path):
             assert len(c["samples"]) >= 1 and all(s > 0 for s in c["samples"])
             assert c["value_ms"] > 0 and c["timer"] == "direct"
             assert 0 < c["wall_s"] < 60
+            assert isinstance(c["host_us"], float) and c["host_us"] > 0, c
+    res = json.loads((out / "results.json").read_text())
+    for r in res["tables"][0]["rows"]:
+        for side_ in ("baseline", "candidate"):
+            assert isinstance(r[side_]["host_us"], float) and r[side_]["host_us"] > 0, r
             assert 0 < c["sample_s"] <= c["wall_s"] and c["attempt_s"] == 0
             assert 0 < c["first_call_s"] < c["wall_s"]
     ident = json.loads((out / "run_identity.json").read_text())

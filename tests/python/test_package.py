@@ -236,6 +236,19 @@ def test_timer_selection_on_host():
         zlbench.measure(fn, timer="fastest", **QUICK)
 
 
+def test_host_time_per_call():
+    """Result.host_us: the host time of one call of fn, at least what fn
+    spins on the host (a lower bound only), with every timer; do_bench
+    still returns a float."""
+    for timer in ("direct", "graph", "queue"):
+        res = zlbench.measure(spin(200), timer=timer, **QUICK)
+        assert isinstance(res.host_us, float), (timer, res.host_us)
+        assert res.host_us >= 200, (timer, res.host_us)
+        assert res.raw["host_ms"] == pytest.approx(res.host_us / 1e3)
+    assert isinstance(zlbench.do_bench(spin(20), warmup=1, rep=5), float)
+    assert zlbench.api_version() >= (1, 2)
+
+
 def test_result_fields():
     res = zlbench.measure(spin(100), return_mode="mean", quantiles=[0.5], **QUICK)
     assert isinstance(res, zlbench.Result)
