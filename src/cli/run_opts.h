@@ -6,7 +6,7 @@
 #include "cli.h"
 #include "zlbench/run.h"
 
-#define ZLB_CLI_RUN_TABLE_MAX 32
+#define ZLB_CLI_RUN_TABLE_MAX 40
 
 typedef struct zlb_cli_run_extra {
   zlb_run_opts_t *o; /* what the table's options set */
@@ -19,6 +19,7 @@ typedef struct zlb_cli_run_extra {
    * batch hands on to its children verbatim (it handles --backend, --dtypes,
    * --lib and --color itself). */
   zlb_cli_option_t table[ZLB_CLI_RUN_TABLE_MAX];
+  int l2_given; /* --l2 was given (ZL_L2 is then not read) */
 } zlb_cli_run_extra_t;
 
 /** Defaults and the option table, writing into `o` and `x`. */

@@ -68,8 +68,15 @@ int zlb_caliber_parse(const char *text, size_t len, const char *what, zlb_calibe
     if ((l2 = zlb_json_get(c, "l2"))) {
       char buf[96];
       double fb = zlb_json_get_number(l2, "flush_bytes", 0);
-      snprintf(buf, sizeof(buf), "%s:%.0f", zlb_json_get_string(l2, "direct", "?"),
-               isfinite(fb) ? fb : 0);
+      /* The graph and queue timers' L2 mode (--l2): cold where either ran
+       * cold, or, without those keys, where l2_mode asked for it; an
+       * identity from before --l2 was warm and reads as before. */
+      const zlb_json_t *gq = zlb_json_get(l2, "graph");
+      int cold = gq ? !strcmp(zlb_json_get_string(l2, "graph", ""), "cold") ||
+                          !strcmp(zlb_json_get_string(l2, "queue", ""), "cold")
+                    : !strcmp(zlb_json_get_string(c, "l2_mode", "warm"), "cold");
+      snprintf(buf, sizeof(buf), "%s:%.0f%s", zlb_json_get_string(l2, "direct", "?"),
+               isfinite(fb) ? fb : 0, cold ? ",graph/queue:cold" : "");
       cal_set(cal, ZLB_CAL_L2, buf);
     }
   }

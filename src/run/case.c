@@ -1140,6 +1140,10 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   row->cand_ms = row->m[1].value_ms;
   row->samples = (int)row->m[1].nsamples;
   timer_column(row, marks);
+  /* --l2 cold: the graph or queue timer flushed before every call (the
+   * banner and the JSON's "l2" say the mode of every row). */
+  if (row->m[0].l2_cold || row->m[1].l2_cold)
+    add_marker(row, "l2=cold");
   fill_rates(r, dt, row);
   flag_throttle(row);
   if (row->m[1].note[0])

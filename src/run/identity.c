@@ -130,9 +130,13 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_object(&jw, "l2");
   zlb_jw_key_string(&jw, "direct", r->timing.flush_bytes ? "flush" : "none");
   zlb_jw_key_int(&jw, "flush_bytes", (long long)r->timing.flush_bytes);
-  zlb_jw_key_string(&jw, "graph", "warm");
-  zlb_jw_key_string(&jw, "queue", "warm");
+  zlb_jw_key_string(&jw, "graph", r->l2flush.buf ? "cold" : "warm");
+  zlb_jw_key_string(&jw, "queue", r->l2flush.buf ? "cold" : "warm");
+  /* --l2 cold: the graph and queue timers' flush buffer (0: warm). */
+  zlb_jw_key_int(&jw, "cold_flush_bytes", (long long)r->l2flush.bytes);
   zlb_jw_object_end(&jw);
+  /* The requested L2 mode of the graph and queue timers (--l2, ZL_L2). */
+  zlb_jw_key_string(&jw, "l2_mode", o->timing.l2_cold ? "cold" : "warm");
   zlb_jw_key_int(&jw, "graph_max_launches", r->timing.graph_max_launches);
   zlb_jw_key_double(&jw, "graph_replay_ms", r->timing.graph_replay_ms);
   zlb_jw_key_int(&jw, "queue_max_launches", r->timing.queue_max_launches);
@@ -214,7 +218,7 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
 }
 
 static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *row, int w,
-                             const char *impl) {
+                             const char *impl, size_t r_flush_bytes) {
   const zlb_measurement_t *m = &row->m[w];
   zlb_jw_key_object(jw, key);
   zlb_jw_key_string(jw, "impl", impl);
@@ -231,6 +235,18 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
   zlb_jw_key_int(jw, "invalid_batches", m->invalid_batches);
   if (m->queue_calibrated)
     zlb_jw_key_double(jw, "queue_calibration_ms", m->queue_calibration_ms);
+  /* The L2 state each call ran in: the graph and queue timers' --l2 mode,
+   * the direct and trace timers' flush; cold graph/queue also say what
+   * one flush took (subtracted per call) and the flush buffer's size. */
+  if (m->nsamples) {
+    int cold = m->l2_cold || ((m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) &&
+                              r_flush_bytes > 0);
+    zlb_jw_key_string(jw, "l2", cold ? "cold" : "warm");
+  }
+  if (m->l2_cold) {
+    zlb_jw_key_double(jw, "l2_flush_ms", m->l2_flush_ms);
+    zlb_jw_key_int(jw, "l2_flush_bytes", (long long)m->l2_flush_bytes);
+  }
   zlb_jw_key_int(jw, "sample_count", (long long)m->nsamples);
   zlb_jw_key_double(jw, "noise", m->noise);
   zlb_jw_key_double(jw, "wall_s", m->wall_s);
@@ -281,8 +297,8 @@ void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row) {
     clocks_json(jw, "clocks_before", &row->clk[0]);
   if (row->have_clocks & 2)
     clocks_json(jw, "clocks_after", &row->clk[1]);
-  measurement_json(jw, "baseline", row, 0, r->op->baseline.name);
-  measurement_json(jw, "candidate", row, 1, r->op->candidate.name);
+  measurement_json(jw, "baseline", row, 0, r->op->baseline.name, r->flush.bytes);
+  measurement_json(jw, "candidate", row, 1, r->op->candidate.name, r->flush.bytes);
   zlb_jw_key_object(jw, "phases_ms");
   for (int p = 0; p < ZLB__PH_COUNT; p++)
     zlb_jw_key_double(jw, zlb__phase_name((zlb__phase_t)p), row->phase_ms[p]);

@@ -55,7 +55,8 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
   } else if (zlb_backend_open(d, &b, &probe)) {
     b = NULL;
   }
-  if ((rc = zlb__resolve_timer(o, d, &t, err)) || (rc = zlb__resolve_calibration(o, d, t, err)))
+  if ((rc = zlb__resolve_timer(o, d, &t, err)) || (rc = zlb__resolve_calibration(o, d, t, err)) ||
+      (rc = zlb__resolve_l2(o, err)))
     goto out;
   zlb_caps_format(d->caps, caps, sizeof(caps));
   backend_line(out, d, b, &probe);
@@ -63,6 +64,19 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
   zlb_strbuf_addf(out, "visibility:   %s\n", d->visibility_env ? d->visibility_env : "-");
   zlb_strbuf_addf(out, "timer:        %s (requested %s)\n",
                   zlb__timer_label(t, o->timing.queue_calibrate), zlb_timer_name(o->timer));
+  /* --l2: the graph and queue timers' L2 state; the others always flush. */
+  if (t == ZLB_TIMER_GRAPH || t == ZLB_TIMER_QUEUE)
+    zlb_strbuf_addf(out, "l2:           %s\n",
+                    o->timing.l2_cold
+                        ? "cold (--l2 cold: an L2 flush before every call, the flush's own "
+                          "time measured alone and subtracted; rows marked l2=cold)"
+                        : "warm (--l2 warm, the default: calls back to back, L2 as the last "
+                          "call left it)");
+  else
+    zlb_strbuf_addf(out, "l2:           %s\n",
+                    (d->caps & ZLB_CAP_L2_FLUSH) && !o->no_flush
+                        ? "cold (this timer flushes the L2 before each sample)"
+                        : "warm (no flush)");
 
   if (o->op) {
     zlb_error_t be = ZLB_ERROR_INIT;

@@ -91,3 +91,27 @@ int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                          d->name);
   return 0;
 }
+
+int zlb__resolve_l2(const zlb_run_opts_t *o, zlb_error_t *err) {
+  if (!o->timing.l2_cold)
+    return 0;
+  if (o->no_flush)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--l2 cold flushes the L2 before every call, and --no-flush asks for "
+                         "no flush: give one of them");
+  if (o->timing.queue_calibrate)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--l2 cold and --queue-calibrate cannot be combined: both subtract "
+                         "the batch's fixed cost from each call (give one of them)");
+  return 0;
+}
+
+size_t zlb__l2_cold_bytes(const zlb_backend_desc_t *d, const zlb_device_info_t *info) {
+  /* Twice the L2 evicts it whatever its replacement policy; no larger,
+   * since the subtracted flush's noise grows with its time. */
+  if (info && info->l2_bytes)
+    return 2 * info->l2_bytes;
+  if (d->flush_bytes)
+    return d->flush_bytes;
+  return ZLB__L2_COLD_FALLBACK_BYTES;
+}

@@ -273,6 +273,7 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
       /* --queue-calibrate: the queue timer runs, and the backend has what
        * calibrating takes, before any case runs. */
       (rc = zlb__resolve_calibration(o, r.b->desc, r.timer, err)) ||
+      (rc = zlb__resolve_l2(o, err)) ||
       (r.timing.queue_calibrate && (rc = trace_ready(r.b, "queue calibration", err))))
     goto out;
   if ((rc = open_outputs(&r, err)))
@@ -280,6 +281,12 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
   if ((rc = r.b->v->stream_create(r.b, &r.stream, err)) ||
       (rc = zlb_flush_init(&r.flush, r.b, r.timing.flush_bytes, err)))
     goto out;
+  /* --l2 cold: the graph and queue timers' own flush buffer. */
+  if (r.timing.l2_cold && (r.timer == ZLB_TIMER_GRAPH || r.timer == ZLB_TIMER_QUEUE)) {
+    if ((rc = zlb_flush_init(&r.l2flush, r.b, zlb__l2_cold_bytes(r.b->desc, &r.b->info), err)))
+      goto out;
+    r.timing.l2_flush = &r.l2flush;
+  }
   zlb__peaks_resolve(&r);
   op_setup(&r);
   if (r.b->v->clocks) {
@@ -335,6 +342,7 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
 out:
   if (r.b && !res->fatal && !res->poisoned) {
     zlb_flush_release(&r.flush, r.b);
+    zlb_flush_release(&r.l2flush, r.b);
     if (r.stream)
       r.b->v->stream_destroy(r.b, r.stream);
   }

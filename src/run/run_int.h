@@ -136,6 +136,7 @@ typedef struct zlb__run {
    * measurements; ab_ctx is its own. */
   void (*ab_time)(struct zlb__run *r, zlb_case_t *c, struct zlb__row *row, zlb_error_t *stop);
   void *ab_ctx;
+  zlb_flush_t l2flush;       /* --l2 cold: the graph and queue timers' flush buffer */
 } zlb__run_t;
 
 /* resolve.c: what the run decides before measuring; zlb_run_plan() calls
@@ -157,6 +158,14 @@ int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
  * the plan asks it of a backend it may not be able to open. */
 int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                              zlb_timer_kind_t t, zlb_error_t *err);
+
+/* --l2 cold: refused with --no-flush (it asks for no flush) and with
+ * --queue-calibrate (both subtract the batch's fixed cost); usage errors. */
+int zlb__resolve_l2(const zlb_run_opts_t *o, zlb_error_t *err);
+/* The cold graph and queue timers' flush buffer: twice the device's L2
+ * where it is known, else the backend's direct flush size, else this. */
+#define ZLB__L2_COLD_FALLBACK_BYTES ((size_t)1 << 20)
+size_t zlb__l2_cold_bytes(const zlb_backend_desc_t *d, const zlb_device_info_t *info);
 
 /* case.c: the host buffers */
 /** A host buffer of at least n bytes in a slot, kept for later cases. */

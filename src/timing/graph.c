@@ -173,6 +173,49 @@ static long graph_warm_calls(long n_warm, long est_calls, long k) {
   return left >= 1 ? left : (n_warm >= 1 ? 1 : 0);
 }
 
+/*
+ * Cold L2 (o->l2_cold, docs/timing.md "Cold L2"): the flush alone, timed as
+ * the calls were. A graph of the same `k` flushes (the backend's memset of
+ * the flush buffer) is captured on `side`, uploaded and replayed `n` times;
+ * *ms is the median replay / k: one flush's time, with its share of the
+ * replay's own overhead, which is what a sample of the cold graph holds
+ * beyond its calls. *phase says where a failure happened.
+ */
+static int flush_only_ms(zlb_backend_t *b, zlb_stream_t side, const zlb_flush_t *f, long k,
+                         size_t n, double *ms, zlb_graph_phase_t *phase, zlb_error_t *err) {
+  static const zlb_launch_t none; /* no --integrity hook on flushes */
+  zlb_graph_t g = NULL;
+  zlb_graph_exec_t x = NULL;
+  zlb__samples_t fs = {NULL, 0, 0};
+  zlb_error_t ignored = ZLB_ERROR_INIT;
+  int rc, rc2;
+  *phase = ZLB_PHASE_CAPTURE;
+  if ((rc = b->v->capture_begin(b, side, err)))
+    return rc;
+  for (long i = 0; i < k && !rc; i++)
+    rc = b->v->memset_async(b, f->buf, 0, f->bytes, side, err);
+  rc2 = b->v->capture_end(b, side, &g, rc ? &ignored : err);
+  if (!rc)
+    rc = rc2;
+  if (rc)
+    goto out;
+  *phase = ZLB_PHASE_INSTANTIATE;
+  if ((rc = b->v->graph_instantiate(b, g, &x, err)))
+    goto out;
+  *phase = ZLB_PHASE_REPLAY;
+  if ((rc = b->v->graph_launch(b, x, side, err)) || (rc = b->v->stream_sync(b, side, err)) ||
+      (rc = replay_chunk(b, x, side, n, k, &fs, &none, err)))
+    goto out;
+  *ms = fs.n ? zlb_stats_median(fs.v, fs.n) : 0.0;
+out:
+  zlb__samples_release(&fs);
+  if (x)
+    b->v->graph_exec_destroy(b, x);
+  if (g)
+    b->v->graph_destroy(b, g);
+  return rc;
+}
+
 int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_measurement_t *m,
                    zlb_graph_failure_t *fail, zlb_error_t *err) {
@@ -183,18 +226,30 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   double est_ms = 0.0, t0 = zlb_now_s();
   long k, n_warm, n_rep, replays, est_calls = 0;
   int rc = 0, guarded = 0, own_graph = !l->capture;
+  zlb_flush_t *cold = o->l2_cold ? o->l2_flush : NULL;
 
   memset(fail, 0, sizeof(*fail));
   m->timer = ZLB_TIMER_GRAPH;
   if (!b->v->capture_begin)
     return zlb_error_set(err, ZLB_EUNSUPPORTED, "backend '%s' has no graphs",
                          b->desc->name);
+  if (o->l2_cold && (!cold || !cold->buf || !cold->bytes))
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "graph timer: cold L2 needs a flush buffer (timing option l2_flush), "
+                         "and none was given");
+  if (cold && l->capture)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "graph timer: cold L2 puts a flush between the captured calls, and "
+                         "a caller's capture hook records the calls itself; use the warm "
+                         "graph timer or the direct timer (which flushes)");
 
   /* The estimate first: its calls (the first one above all) finish
    * autotuning and JIT before capture, or they would land inside the graph
    * (or break it). It is the direct timer's, without a flush: graph
    * replays run L2-warm. */
-  if ((rc = zlb__estimate(b, caller, l, NULL, &est_ms, &est_calls, err)))
+  /* Cold: the estimate is of a flushed call, flush included, so that K and
+   * the counts are sized from what one captured (flush; call) costs. */
+  if ((rc = zlb__estimate(b, caller, l, cold, &est_ms, &est_calls, err)))
     goto out;
   m->estimate_ms = est_ms;
 
@@ -247,7 +302,8 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
    * health probe must not run on a stream that is still capturing. */
   if (!l->capture)
     for (long i = 0; i < k; i++)
-      if (l->call(l->ctx, side, &cause))
+      if ((cold && b->v->memset_async(b, cold->buf, 0, cold->bytes, side, &cause)) ||
+          l->call(l->ctx, side, &cause))
         break;
   if (cause.code) {
     zlb_error_t ignored = ZLB_ERROR_INIT;
@@ -321,6 +377,32 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     if (o->stop == ZLB_STOP_NOISE)
       m->noise_met = st.met;
     m->replays = (int)smp.n;
+    if (cold && smp.n) {
+      /* The flush alone, the same K and as many replays, subtracted from
+       * every sample: what is left is the call with its L2 cold. */
+      zlb_graph_phase_t ph;
+      double fms = 0.0, v;
+      if (flush_only_ms(b, side, cold, k, smp.n, &fms, &ph, &cause)) {
+        rc = zlb__classify(b, "graph", ph, &cause, fail, err);
+        zlb__samples_release(&smp);
+        goto out;
+      }
+      for (size_t i = 0; i < smp.n; i++)
+        smp.v[i] -= fms;
+      v = zlb_stats_pick(smp.v, smp.n, o->return_mode);
+      if (!(v > 0.0)) {
+        rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
+                           "graph timer, cold L2: the call with its flush measured %.3f us, "
+                           "no more than the flush alone (%.3f us): nothing is left to "
+                           "report; time it with the direct or trace timer",
+                           (v + fms) * 1e3, fms * 1e3);
+        zlb__samples_release(&smp);
+        goto out;
+      }
+      m->l2_cold = 1;
+      m->l2_flush_ms = fms;
+      m->l2_flush_bytes = cold->bytes;
+    }
     rc = zlb__summarize(o, &smp, m, &m->value_ms, err);
     zlb__samples_release(&smp);
     if (rc)

@@ -158,8 +158,8 @@ static int refuse(zlb_graph_failure_t *fail, const char *reason, zlb_error_t *er
  * itself failed (the caller classifies the error).
  */
 static int run_batch(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l, long k,
-                     watchdog_t *w, zlb_event_t ev[2], double *ms, int *fired,
-                     int *hold_failed, zlb_error_t *err) {
+                     const zlb_flush_t *flush, watchdog_t *w, zlb_event_t ev[2], double *ms,
+                     int *fired, int *hold_failed, zlb_error_t *err) {
   zlb_hold_t h = NULL;
   int rc;
   *fired = 0;
@@ -170,8 +170,10 @@ static int run_batch(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l, lo
   }
   watchdog_arm(w, h);
   rc = b->v->event_record(b, ev[0], s, err);
+  /* Cold L2 (flush): the flush buffer is written before each call. */
   for (long i = 0; i < k && !rc; i++)
-    rc = l->call(l->ctx, s, err);
+    if (!flush || !(rc = b->v->memset_async(b, flush->buf, 0, flush->bytes, s, err)))
+      rc = l->call(l->ctx, s, err);
   if (!rc)
     rc = b->v->event_record(b, ev[1], s, err);
   *fired = watchdog_disarm(w);
@@ -246,7 +248,8 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, watchdog_t *w, zl
     return rc;
   for (; j < QUEUE_CAL_BATCHES; j++) {
     int hold_failed;
-    if ((rc = run_batch(b, s, &el, k, w, ev, &batch_ms[j], fired, &hold_failed, err)) || *fired ||
+    if ((rc = run_batch(b, s, &el, k, NULL, w, ev, &batch_ms[j], fired, &hold_failed, err)) ||
+        *fired ||
         (rc = b->v->trace_now(b, &after[j], err)))
       break;
   }
@@ -318,6 +321,62 @@ static int calibrate_at(zlb_backend_t *b, zlb_stream_t s, long *k, watchdog_t *w
   }
 }
 
+/* ---- cold L2 ------------------------------------------------------------------ */
+
+typedef struct flush_ctx {
+  zlb_backend_t *b;
+  const zlb_flush_t *f;
+} flush_ctx_t;
+
+static int flush_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  flush_ctx_t *c = ctx;
+  return c->b->v->memset_async(c->b, c->f->buf, 0, c->f->bytes, s, err);
+}
+
+/*
+ * Cold L2 (o->l2_cold, docs/timing.md "Cold L2"): `n` batches of `k`
+ * flushes alone, held and timed as the calls' batches are; *ms is the
+ * median batch / k: one flush's time, with its share of the batch's fixed
+ * cost, which is what a cold sample holds beyond its call. A batch the
+ * watchdog releases is discarded (at most QUEUE_MAX_INVALID, counted in
+ * *invalid with the calls' own).
+ */
+static int flush_only_ms(zlb_backend_t *b, zlb_stream_t s, const zlb_flush_t *f, long k,
+                         size_t n, watchdog_t *w, zlb_event_t ev[2], double *ms, int *invalid,
+                         zlb_graph_failure_t *fail, zlb_error_t *err) {
+  flush_ctx_t c = {b, f};
+  zlb_launch_t fl = {.call = flush_call, .ctx = &c};
+  zlb__samples_t fs = {NULL, 0, 0};
+  int rc = 0;
+  while (fs.n < n) {
+    zlb_error_t cause = ZLB_ERROR_INIT;
+    double bm = 0.0;
+    int fired, hold_failed;
+    if ((rc = run_batch(b, s, &fl, k, NULL, w, ev, &bm, &fired, &hold_failed, &cause))) {
+      if (hold_failed)
+        rc = zlb__classify(b, "queue", ZLB_PHASE_HOLD, &cause, fail, err);
+      else
+        *err = cause;
+      break;
+    }
+    if (!fired) {
+      zlb__samples_push(&fs, bm / (double)k);
+      continue;
+    }
+    if (++*invalid >= QUEUE_MAX_INVALID) {
+      rc = refuse(fail, "HOLD_TIMEOUT", err,
+                  "the watchdog released %d holds after %.0f ms each (the last a batch of "
+                  "%ld L2 flushes)",
+                  *invalid, w->timeout_ms, k);
+      break;
+    }
+  }
+  if (!rc)
+    *ms = zlb_stats_median(fs.v, fs.n);
+  zlb__samples_release(&fs);
+  return rc;
+}
+
 int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_measurement_t *m,
                    zlb_graph_failure_t *fail, zlb_error_t *err) {
@@ -329,9 +388,20 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   long k, k0, n_warm, budget;
   size_t n;
   int rc = 0, invalid = 0, dog = 0;
+  zlb_flush_t *cold = o->l2_cold ? o->l2_flush : NULL;
 
   memset(fail, 0, sizeof(*fail));
   m->timer = ZLB_TIMER_QUEUE;
+  if (o->l2_cold && (!cold || !cold->buf || !cold->bytes))
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "queue timer: cold L2 needs a flush buffer (timing option l2_flush), "
+                         "and none was given");
+  /* The calibration's per-call cost and the flush batches' both hold the
+   * batch's fixed cost: subtracting the two would take it out twice. */
+  if (o->l2_cold && o->queue_calibrate)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "queue timer: cold L2 and the launch calibration cannot be combined "
+                         "(each subtracts the batch's fixed cost)");
   if (!b->v->stream_hold || !b->v->stream_release)
     return refuse(fail, "UNSUPPORTED", err, "backend '%s' cannot hold a stream",
                   b->desc->name);
@@ -365,8 +435,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     goto out;
 
   /* Warm-up and estimate as the graph timer's: no flush, since the calls
-   * of a batch run back to back with L2 warm. */
-  if ((rc = zlb__estimate(b, s, l, NULL, &est_ms, NULL, err)))
+   * of a batch run back to back with L2 warm; cold, the estimate is of a
+   * flushed call, flush included, as a batch's (flush; call) pairs are. */
+  if ((rc = zlb__estimate(b, s, l, cold, &est_ms, NULL, err)))
     goto out;
   m->estimate_ms = est_ms;
   zlb__counts(o, est_ms, QUEUE_MAX_BATCHES, &n_warm, &budget);
@@ -412,7 +483,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       int fired, hold_failed, due;
       if ((due = rc = zlb__check_due(l, smp.n, s, err)) < 0)
         goto out;
-      if ((rc = run_batch(b, s, l, k, &w, ev, &ms, &fired, &hold_failed, &cause))) {
+      if ((rc = run_batch(b, s, l, k, cold, &w, ev, &ms, &fired, &hold_failed, &cause))) {
         if (hold_failed)
           rc = zlb__classify(b, "queue", ZLB_PHASE_HOLD, &cause, fail, err);
         else
@@ -447,6 +518,27 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   m->sample_s = zlb_now_s() - st.t0;
   if (o->stop == ZLB_STOP_NOISE)
     m->noise_met = st.met;
+  if (cold && smp.n) {
+    /* The flush alone, in as many batches of the same K, subtracted from
+     * every sample; a value not above zero is an error, not a number. */
+    double fms = 0.0, v;
+    if ((rc = flush_only_ms(b, s, cold, k, smp.n, &w, ev, &fms, &invalid, fail, err)))
+      goto out;
+    for (size_t i = 0; i < smp.n; i++)
+      smp.v[i] -= fms;
+    v = zlb_stats_pick(smp.v, smp.n, o->return_mode);
+    if (!(v > 0.0)) {
+      rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "queue timer, cold L2: the call with its flush measured %.3f us, no "
+                         "more than the flush alone (%.3f us): nothing is left to report; "
+                         "time it with the direct or trace timer",
+                         (v + fms) * 1e3, fms * 1e3);
+      goto out;
+    }
+    m->l2_cold = 1;
+    m->l2_flush_ms = fms;
+    m->l2_flush_bytes = cold->bytes;
+  }
   m->queue_launches = (int)k;
   m->batches = (int)smp.n;
   m->invalid_batches = invalid;

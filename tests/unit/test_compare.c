@@ -408,6 +408,21 @@ static void test_caliber(void **state) {
   assert_int_equal(zlb_caliber_parse(id_b, strlen(id_b), "b", &cb, &err), 0);
   assert_string_equal(ca.v[ZLB_CAL_TOOL_MAJOR], "0");
   assert_string_equal(ca.v[ZLB_CAL_L2], "flush:8388608");
+  {
+    /* --l2 cold is a caliber of its own; warm reads as an identity from
+     * before the option (no graph/queue mode suffix). */
+    const char *id_cold =
+        "{\"caliber\":{\"l2\":{\"direct\":\"flush\",\"flush_bytes\":8388608,"
+        "\"graph\":\"cold\",\"queue\":\"cold\"},\"l2_mode\":\"cold\"}}";
+    const char *id_warm =
+        "{\"caliber\":{\"l2\":{\"direct\":\"flush\",\"flush_bytes\":8388608,"
+        "\"graph\":\"warm\",\"queue\":\"warm\"},\"l2_mode\":\"warm\"}}";
+    zlb_caliber_t cc;
+    assert_int_equal(zlb_caliber_parse(id_cold, strlen(id_cold), "c", &cc, &err), 0);
+    assert_string_equal(cc.v[ZLB_CAL_L2], "flush:8388608,graph/queue:cold");
+    assert_int_equal(zlb_caliber_parse(id_warm, strlen(id_warm), "w", &cc, &err), 0);
+    assert_string_equal(cc.v[ZLB_CAL_L2], ca.v[ZLB_CAL_L2]);
+  }
   add(&a, "add", "zlb", s1, 1, 1.0, "SUCCESS", &ca);
   add(&b, "add", "zlb", s1, 1, 1.0, "SUCCESS", &cb);
   zlb_cmp_run(&c, &a, &b, ZLB_CMP_CANDIDATE, &p);

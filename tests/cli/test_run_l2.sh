@@ -1,0 +1,97 @@
+# --l2 cold|warm through zlbench run, plan and batch (docs/timing.md,
+# "Cold L2"): the graph and queue timers flush before every call and
+# subtract the flush's own time; rows say l2=cold, the JSON has the mode
+# and the subtracted flush time, the identity the mode, and bad values or
+# combinations are usage errors. On the test backend the flush buffer is
+# twice the L2 its device reports (ZL_TEST_L2_BYTES) and a call copies
+# 256 KiB, far longer than the 8 KiB flush.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../gpu/table.sh"
+[ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
+export ZL_TEST_L2_BYTES=4096
+unset ZL_L2
+SH="$TMP/shapes.yaml"
+printf 'test:\n  shapes: [[65536]]\n' >"$SH"
+R() { "$ZLBENCH" run "$@" --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 $QUICK; }
+
+# check_cold JSON TIMER: every side of every row ran cold under TIMER and
+# says what one flush took (subtracted) and the buffer's size.
+check_cold() {
+  python3 - "$1" "$2" <<'PY' || fail "$1: the rows do not say cold L2 with the flush subtracted"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows, "no rows"
+for r in rows:
+    assert r["status"] == "SUCCESS", r.get("error")
+    assert "l2=cold" in r["marker"], r["marker"]
+    for side in ("baseline", "candidate"):
+        m = r[side]
+        assert m["timer"] == sys.argv[2], m["timer"]
+        assert m["l2"] == "cold", m.get("l2")
+        assert m["l2_flush_ms"] > 0, m.get("l2_flush_ms")
+        assert m["l2_flush_bytes"] == 8192, m.get("l2_flush_bytes")
+        assert m["ms"] > 0, m["ms"]
+PY
+}
+
+for t in graph queue; do
+  expect_rc 0 R good_copy --backend test --timer $t --l2 cold --out "$TMP/$t" --json "$TMP/$t.json"
+  check_cold "$TMP/$t.json" $t
+  all_rows_are "$TMP/$t/run.log" Marker l2=cold || fail "$t: the table's rows are not marked l2=cold"
+  all_rows_are "$TMP/$t/run.log" Timer $t || fail "$t: the timer column changed"
+  expect_in "$TMP/$t/run.log" "graph/queue:cold(flush:0MiB)"
+  expect_in "$TMP/$t/run_identity.json" '"l2_mode": "cold"'
+  expect_in "$TMP/$t/run_identity.json" '"graph": "cold"'
+  expect_in "$TMP/$t/run_identity.json" '"cold_flush_bytes": 8192'
+done
+
+# ZL_L2 is the default that --l2 overrides.
+ZL_L2=cold expect_rc 0 R good_copy --backend test --timer queue --out "$TMP/env" --json "$TMP/env.json"
+check_cold "$TMP/env.json" queue
+ZL_L2=cold expect_rc 0 R good_copy --backend test --timer graph --l2 warm --out "$TMP/ow" \
+  --json "$TMP/ow.json"
+expect_in "$TMP/ow/run_identity.json" '"l2_mode": "warm"'
+
+# Warm is the default: unmarked rows, nothing subtracted, the mode stated.
+expect_rc 0 R good_copy --backend test --timer graph --out "$TMP/w" --json "$TMP/w.json"
+all_rows_are "$TMP/w/run.log" Marker - || fail "warm rows carry a marker"
+expect_in "$TMP/w/run.log" "graph/queue:warm"
+expect_in "$TMP/w/run_identity.json" '"l2_mode": "warm"'
+expect_in "$TMP/w/run_identity.json" '"graph": "warm"'
+python3 - "$TMP/w.json" <<'PY' || fail "warm rows do not say l2 warm"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows
+for r in rows:
+    for side in ("baseline", "candidate"):
+        assert r[side]["l2"] == "warm" and "l2_flush_ms" not in r[side], r[side]
+PY
+
+# compare refuses a cold result against a warm one: another caliber.
+"$ZLBENCH" compare "$TMP/w" "$TMP/graph" >"$TMP/cmp" 2>&1
+grep -q "l2_flush" "$TMP/cmp" || { cat "$TMP/cmp" >&2; fail "compare does not tell the L2 modes apart"; }
+
+# The plan says the mode.
+expect_rc 0 "$ZLBENCH" plan good_copy --backend test --lib "$TESTOPS" --timer graph --l2 cold
+expect_in "$TMP/out" "l2:           cold"
+expect_rc 0 "$ZLBENCH" plan good_copy --backend test --lib "$TESTOPS" --timer queue
+expect_in "$TMP/out" "l2:           warm"
+
+# A batch hands --l2 to its children.
+expect_rc 0 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops good_copy --timer graph \
+  --l2 cold --dtypes float32 --shape-file "$SH" --out "$TMP/b" $QUICK
+expect_in "$TMP/b/ops/good_copy/run_identity.json" '"l2_mode": "cold"'
+expect_in "$TMP/b/summary.csv" "l2=cold"
+
+# Bad values and combinations are usage errors naming the option.
+expect_rc 2 R good_copy --backend test --timer graph --l2 hot --out "$TMP/x1"
+expect_in "$TMP/err" "--l2"
+ZL_L2= expect_rc 2 R good_copy --backend test --timer graph --out "$TMP/x2"
+expect_in "$TMP/err" "ZL_L2"
+ZL_L2=hot expect_rc 2 R good_copy --backend test --timer graph --out "$TMP/x3"
+expect_in "$TMP/err" "ZL_L2"
+expect_rc 2 R good_copy --backend test --timer graph --l2 cold --no-flush --out "$TMP/x4"
+expect_in "$TMP/err" "--no-flush"
+expect_rc 2 "$ZLBENCH" plan good_copy --backend test --lib "$TESTOPS" --l2 cold --no-flush
+expect_in "$TMP/err" "--l2 cold"
+exit 0
