@@ -112,6 +112,7 @@ const zlb_op_t kOobOp = ZLBC_OP("oob_write", "unary_pointwise", ZLB_DT_BIT(ZLB_D
 } // namespace zlbc
 
 ZLBC_HIDDEN int zlbt_register_spin(zlb_op_registrar_t *r);
+ZLBC_HIDDEN int zlbt_register_cheats(zlb_op_registrar_t *r); /* cheat.cu */
 
 extern "C" ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
   if (!r || r->abi_version != ZLB_OP_ABI_VERSION)
@@ -119,5 +120,7 @@ extern "C" ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
   int rc = r->add_op(r, &zlbc::kOobOp);
   if (!rc)
     rc = r->add_op(r, &zlbc::kOffOp);
-  return rc ? rc : zlbt_register_spin(r);
+  if (!rc)
+    rc = zlbt_register_spin(r);
+  return rc ? rc : zlbt_register_cheats(r);
 }
