@@ -67,7 +67,7 @@ expect_in "$TMP/out" "0 compared"
 # Another caliber has nothing to compare with: every row only in B.
 batch "$TMP/C" --autotune on
 expect_rc 0 "$ZLBENCH" history check "$TMP/C" --db "$DB" --format csv
-[ "$(grep -c ',b,only in B$' "$TMP/out")" = 6 ] || fail "another caliber was compared"
+[ "$(grep -c ',b,only in B,' "$TMP/out")" = 6 ] || fail "another caliber was compared"
 
 # add after the crash works; show prints the trend.
 expect_rc 0 "$ZLBENCH" history add "$TMP/B" --db "$DB"
