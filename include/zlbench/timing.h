@@ -139,11 +139,13 @@ typedef struct zlb_measurement {
                              * estimate, warm-up and capture before them excluded) */
   double attempt_s;         /* wall time of a refused graph or queue attempt before the
                              * direct timer took over (0: none); not in wall_s */
-} zlb_measurement_t;
-
+  double host_ms;           /* median host time of one call (enqueue/dispatch), over the
+                             * first warm-up calls (at most 64); NAN when not measured */
   int l2_cold;              /* graph/queue: each call ran after an L2 flush (--l2 cold) */
   double l2_flush_ms;       /* with l2_cold: one flush's time, subtracted per call */
   size_t l2_flush_bytes;    /* with l2_cold: the flush buffer's size */
+} zlb_measurement_t;
+
 void zlb_measurement_release(zlb_measurement_t *m);
 
 /* What is being timed: one call of an operator implementation. */
