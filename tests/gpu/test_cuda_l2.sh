@@ -1,0 +1,37 @@
+# --l2 cold on a CUDA device (docs/timing.md, "Cold L2"): a copy whose
+# data fits in the L2 (neg of 1Mi floats: 4 MiB in, 4 MiB out) reads
+# slower with the graph timer cold than warm, since its inputs then come
+# from memory, and cold it is within 10 % of the trace timer, whose calls
+# also start with the L2 flushed (kernel time from the activity tracer).
+. "$(dirname "$0")/lib.sh"
+R() { "$ZLBENCH" run neg --backend cuda --dtypes float32 --warmup-ms 5 --rep-ms 40 \
+  --shape-file "$TMP/l2.yaml" "$@"; }
+printf 'neg:\n  shapes: [[1048576]]\n' >"$TMP/l2.yaml"
+
+R --timer graph --l2 cold --out "$TMP/cold" --json "$TMP/cold.json" >/dev/null 2>&1 ||
+  fail "neg --timer graph --l2 cold failed: $(tail -5 "$TMP/cold/run.log" 2>/dev/null)"
+R --timer graph --l2 warm --out "$TMP/warm" >/dev/null 2>&1 || fail "neg --timer graph --l2 warm failed"
+all_rows_are "$TMP/cold/run.log" Timer graph || fail "cold rows are not graph-timed"
+all_rows_are "$TMP/cold/run.log" Marker l2=cold || fail "cold rows are not marked l2=cold"
+all_rows_are "$TMP/warm/run.log" Timer graph || fail "warm rows are not graph-timed"
+if R --timer trace --out "$TMP/trace" >/dev/null 2>&1; then
+  have_trace=1
+else
+  echo "note: the trace timer is not usable here ($(tail -1 "$TMP/trace/run.log" 2>/dev/null)); only cold > warm is checked"
+  have_trace=0
+fi
+keep "$TMP/cold" "$TMP/warm" "$TMP/cold.json"
+c=$(table_col "$TMP/cold/run.log" "Candidate (ms)") || fail "no Candidate column (cold)"
+w=$(table_col "$TMP/warm/run.log" "Candidate (ms)") || fail "no Candidate column (warm)"
+f=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tables"][0]["rows"][0]["candidate"]["l2_flush_ms"])' "$TMP/cold.json") ||
+  fail "the cold row has no l2_flush_ms"
+echo "neg 8 MiB: graph cold $c ms (flush $f ms subtracted), graph warm $w ms"
+awk -v c="$c" -v w="$w" 'BEGIN { exit !(c > w * 1.05) }' ||
+  fail "cold ($c ms) is not slower than warm ($w ms): the flush did not evict the inputs"
+if [ "$have_trace" = 1 ]; then
+  t=$(table_col "$TMP/trace/run.log" "Candidate (ms)") || fail "no Candidate column (trace)"
+  echo "neg 8 MiB: trace $t ms"
+  awk -v c="$c" -v t="$t" 'BEGIN { d = c / t - 1; if (d < 0) d = -d; exit !(d < 0.10) }' ||
+    fail "graph cold ($c ms) is not within 10 % of trace ($t ms)"
+fi
+exit 0
