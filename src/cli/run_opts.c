@@ -359,11 +359,6 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "one timed sample chosen at random on fresh inputs, refuse work on\n"
              "another stream (needs a kernel tracer) and rates above the measured\n"
              "ceilings (env ZL_INTEGRITY=1; docs/integrity.md)"),
-        PASS(FLAG, "--integrity", NULL, &o->integrity, NULL,
-             "for candidates that may game the benchmark: check the outputs of\n"
-             "one timed sample chosen at random on fresh inputs, refuse work on\n"
-             "another stream (needs a kernel tracer) and rates above the measured\n"
-             "ceilings (env ZL_INTEGRITY=1; docs/integrity.md)"),
         PASS(FLAG, "--verbose", NULL, &o->verbose, NULL,
              "after each row, a '# phases (ms): ...' line with where its wall\n"
              "time went (env ZL_VERBOSE=1)"),
@@ -381,17 +376,14 @@ int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
   const char *nc = getenv("NO_COLOR"), *v0;
   for (size_t i = 0; i < sizeof(env_defaults) / sizeof(env_defaults[0]); i++) {
     const char *v = getenv(env_defaults[i].env);
-  /* --l2 wins over ZL_L2; set but empty, ZL_L2 is refused as a bad value. */
-  if (!x->l2_given && (v0 = getenv("ZL_L2")) && opt_l2(NULL, "ZL_L2", v0, x))
-    return -1;
-  if (!o->integrity && (v0 = getenv("ZL_INTEGRITY")) && *v0 &&
-      set_onoff("ZL_INTEGRITY", v0, &o->integrity))
-    return -1;
     if (*(int *)((char *)x + env_defaults[i].given) || !v || !*v)
       continue;
     if (env_defaults[i].fn(NULL, env_defaults[i].env, v, x))
       return -1;
   }
+  /* --l2 wins over ZL_L2; set but empty, ZL_L2 is refused as a bad value. */
+  if (!x->l2_given && (v0 = getenv("ZL_L2")) && opt_l2(NULL, "ZL_L2", v0, x))
+    return -1;
   if (!o->integrity && (v0 = getenv("ZL_INTEGRITY")) && *v0 &&
       set_onoff("ZL_INTEGRITY", v0, &o->integrity))
     return -1;

@@ -63,9 +63,6 @@ void zlb__banner_start(zlb__run_t *r) {
   if (r->o->integrity)
     zlb__emit(r, "  integrity=on (a timed sample checked on fresh inputs, side streams, "
                  "rates above the ceilings)");
-  if (r->o->integrity)
-    zlb__emit(r, "  integrity=on (a timed sample checked on fresh inputs, side streams, "
-                 "rates above the ceilings)");
   zlb__emit(r, "\n");
   /* The graph and queue timers' mode (--l2), beside the direct flush. */
   if (r->l2flush.buf) {
