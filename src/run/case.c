@@ -735,15 +735,16 @@ out:
  * A rate above the measured ceiling it is compared with cannot be: the
  * case declares more bytes or FLOPs than it moves, or the time is wrong.
  * Refused where the ceiling applies: the direct and trace timers with the
- * L2 flushed, or a working set larger than the L2 (or a device that
- * reports none). A warm-L2 row whose working set fits in the L2 may beat
+ * L2 flushed, the graph and queue timers under --l2 cold, or a working set
+ * larger than the L2 (or a device that reports none). A warm-L2 row whose working set fits in the L2 may beat
  * the DRAM ceiling honestly: a note only.
  */
 static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   const zlb__peaks_t *p = &r->peaks;
   const zlb_measurement_t *m = &row->m[ZLB_CANDIDATE];
   double s = row->cand_ms * 1e-3;
-  int flushed = (m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) && r->flush.bytes;
+  int flushed = ((m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) && r->flush.bytes) ||
+                m->l2_cold; /* --l2 cold: the graph and queue timers flush too */
   size_t l2 = r->b->info.l2_bytes;
   char rate[256] = "";
   if (!(row->pct_peak > 100.0) || !(s > 0))

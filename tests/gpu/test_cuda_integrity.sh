@@ -16,7 +16,8 @@ YAML
 # The corpus's add comes with zlbench; the cheats with the GPU test library.
 R() {
   case $1 in add) set -- "$@" ;; *) set -- "$@" --lib "$ZLB_GPUTEST_OPS" ;; esac
-  "$ZLBENCH" run "$@" --backend cuda --shape-file "$SH" --dtypes float32 --warmup-ms 2 --rep-ms 10
+  "$ZLBENCH" run "$@" --backend cuda --shape-file "${SHAPES:-$SH}" --dtypes float32 --warmup-ms 2 \
+    --rep-ms 10
 }
 
 # caught OP TIMER TEXT: every row refused with TEXT in the log.
@@ -36,6 +37,15 @@ done
 # The rate gate where the measured ceiling applies (L2 flushed).
 caught cheat_rate_cu direct "integrity: the candidate's rate is"
 caught cheat_rate_cu trace "integrity: the candidate's rate is"
+# Declared bytes that fit in the L2: a warm graph row is noted, a cold one
+# (--l2 cold) refused.
+printf 'test:\n  shapes: [[1024]]\n' >"$TMP/small.yaml"
+SHAPES="$TMP/small.yaml" expect_rc 0 R cheat_rate_l2_cu --timer graph --integrity --out "$TMP/l2warm"
+all_rows_are "$TMP/l2warm/run.log" Status SUCCESS || fail "a warm-L2 rate that fits in the L2 was refused"
+expect_in "$TMP/l2warm/run.log" "above the DRAM ceiling with a warm L2: not refused"
+SHAPES="$TMP/small.yaml" expect_rc 1 R cheat_rate_l2_cu --timer graph --l2 cold --integrity \
+  --out "$TMP/l2cold"
+expect_in "$TMP/l2cold/run.log" "integrity: the candidate's rate is"
 
 for t in graph queue direct trace; do
   for op in honest_copy_cu add; do

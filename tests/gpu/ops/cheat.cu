@@ -12,7 +12,9 @@
  *                    back with an event, so every result is right: only
  *                    the stream gives it away);
  *   cheat_rate_cu    copies honestly but declares a thousand times the
- *                    bytes it moves.
+ *                    bytes it moves;
+ *   cheat_rate_l2_cu declares 40 MB per call: a working set that fits in
+ *                    an H200's L2, so only a cold L2 refuses it.
  */
 #include "common.cuh"
 
@@ -46,6 +48,13 @@ int cheat_init(zlb_env_t *env, zlb_case_t *c, double bytes_factor) {
 
 int honest_init(zlb_env_t *env, zlb_case_t *c) { return cheat_init(env, c, 1.0); }
 int rate_init(zlb_env_t *env, zlb_case_t *c) { return cheat_init(env, c, 1000.0); }
+/* 40 MB declared whatever the shape: less than an H100/H200 L2 (50 MB),
+ * far more than a call of a small shape can move. */
+int rate_l2_init(zlb_env_t *env, zlb_case_t *c) {
+  int rc = cheat_init(env, c, 1.0);
+  c->bytes = 40e6;
+  return rc;
+}
 
 int launch_copy(zlb_env_t *env, zlb_case_t *c, int which, cudaStream_t s) {
   int64_t n = numel(c);
@@ -137,6 +146,8 @@ const zlb_op_t kCheatOps[] = {
              "test only: the candidate runs its kernel on a stream of its own"),
     CHEAT_OP("cheat_rate_cu", &rate_init, &honest_enqueue,
              "test only: the case declares a thousand times the bytes it moves"),
+    CHEAT_OP("cheat_rate_l2_cu", &rate_l2_init, &honest_enqueue,
+             "test only: the case declares 40 MB, which fits in the L2"),
     CHEAT_OP("honest_copy_cu", &honest_init, &honest_enqueue,
              "test only: the candidate copies on the stream it is given (the control)"),
 };
