@@ -736,8 +736,9 @@ out:
  * case declares more bytes or FLOPs than it moves, or the time is wrong.
  * Refused where the ceiling applies: the direct and trace timers with the
  * L2 flushed, the graph and queue timers under --l2 cold, or a working set
- * larger than the L2 (or a device that reports none). A warm-L2 row whose working set fits in the L2 may beat
- * the DRAM ceiling honestly: a note only.
+ * larger than the L2 (or a device that reports none). A warm-L2 row whose
+ * working set fits in the L2 may beat the DRAM ceiling honestly: a note
+ * only.
  */
 static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   const zlb__peaks_t *p = &r->peaks;
