@@ -1504,6 +1504,48 @@ static void test_l2_cold_subtracts_flush(void **state) {
   b->v->stream_destroy(b, s);
 }
 
+/* A cold graph measurement whose value is not above zero once the flush is
+ * subtracted fails, naming both times, instead of reporting a number: the
+ * capture's flushes are made free (the scratch RNG state's guard switches
+ * the test backend's memset cost off for the capture) while the
+ * flush-only graph's cost 1 ms each, so the call with its flush reads
+ * less than the flush alone. */
+static void memset_cost_guard(void *ctx, int scratch) {
+  (void)ctx;
+  setenv("ZL_TEST_MEMSET_US", scratch ? "0" : "1000", 1);
+}
+
+static void test_l2_cold_nothing_left(void **state) {
+  zlb_backend_t *b = test_backend();
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_flush_t fl;
+  struct fake f = {0, 0, 0, 0, 0, 0, 0};
+  zlb_launch_t l = {.call = fake_call, .rng_guard = memset_cost_guard, .ctx = &f};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  char marker[256];
+  int rc;
+  (void)state;
+  reset_poison();
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(b->v->stream_create(b, &s, &e), 0);
+  assert_int_equal(zlb_flush_init(&fl, b, 4096, &e), 0);
+  setenv("ZL_TEST_MEMSET_US", "1000", 1);
+  o.l2_cold = 1;
+  o.l2_flush = &fl;
+  rc = zlb_time_case(b, s, &l, ZLB_TIMER_GRAPH, 0, &o, NULL, &m, marker, sizeof(marker), &fail,
+                     &e);
+  unsetenv("ZL_TEST_MEMSET_US");
+  if (rc != ZLB_EUNSUPPORTED || !strstr(e.msg, "no more than the flush alone"))
+    fail_msg("rc %s, value %.6f ms: %s", zlb_err_name(rc), m.value_ms, e.msg);
+  assert_int_equal(m.nsamples, 0); /* no value reported */
+  zlb_measurement_release(&m);
+  zlb_flush_release(&fl, b);
+  b->v->stream_destroy(b, s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_noise_stop),
@@ -1528,6 +1570,7 @@ int main(void) {
       cmocka_unit_test(test_graph_triton_counts),
       cmocka_unit_test(test_flush_time),
       cmocka_unit_test(test_l2_cold_subtracts_flush),
+      cmocka_unit_test(test_l2_cold_nothing_left),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
