@@ -29,7 +29,7 @@ const char *zlb_ab_verdict_name(zlb_ab_verdict_t v);
 typedef struct zlb_ab_stat {
   size_t pairs;          /* pairs used (both blocks positive and finite) */
   double a_ms, b_ms;     /* medians of the blocks (clock-normalised where noted) */
-  double ratio;          /* exp(mean d): B / A */
+  double ratio;          /* exp(median d): B / A */
   double lo, hi;         /* the interval of B / A */
   int normalised;        /* pairs whose times were scaled by their clocks */
   zlb_ab_verdict_t verdict;
@@ -41,11 +41,14 @@ typedef struct zlb_ab_stat {
  * in MHz, 0 or less where unknown. Where both blocks of a pair have a
  * clock and they differ, each time is scaled to the row's reference clock
  * (t * f / f_ref; f_ref: the median of the known clocks) before
- * d_i = ln(b_i / a_i). Interval: the two-sided 95 % Student t interval of
- * the mean of d (n - 1 degrees of freedom), as exp() of its ends. With
- * T = threshold (0.02 = 2 %): slower when lo > 1 + T, faster when
- * hi < 1 / (1 + T), same when both ends lie inside [1 / (1 + T), 1 + T],
- * else ambiguous; fewer than 3 pairs is ambiguous.
+ * d_i = ln(b_i / a_i). Point estimate: the median of d. Interval: the
+ * distribution-free interval of that median from order statistics
+ * [d_(k), d_(n+1-k)], k the largest with sign-test coverage >= 90 % (93 %
+ * for 8 pairs: the 2nd smallest and 2nd largest), as exp() of its ends; one
+ * disturbed pair cannot move it. With T = threshold (0.02 = 2 %): slower
+ * when lo > 1 + T, faster when hi < 1 / (1 + T), same when both ends lie
+ * inside [1 / (1 + T), 1 + T], else ambiguous; fewer than 5 pairs (no
+ * such interval) is ambiguous.
  */
 void zlb_ab_stats(const double *a, const double *b, const double *fa, const double *fb,
                   size_t n, double threshold, zlb_ab_stat_t *out);

@@ -66,7 +66,8 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
           "differences ln(B/A): a distribution-free interval of their median (order\n"
           "statistics, >= 90 %% coverage; 93 %% for 8 pairs) against the threshold T:\n"
           "slower (above +T), faster (below -T), same (inside +-T), else ambiguous.\n"
-          "No OPS: every operator of A on the backend (the core screen's rows).\n"
+          "No OPS: the core screen's operators (the inventory's for the backend less\n"
+          "the dismissed, as 'zlbench batch'; all of A's where the inventory has none).\n"
           "Writes ab.log and results.json (every block's time, clock, throttle).\n\n"
           "options:\n");
   zlb_cli_help(f, opts);

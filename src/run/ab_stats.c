@@ -20,15 +20,26 @@ const char *zlb_ab_verdict_name(zlb_ab_verdict_t v) {
   }
 }
 
-/* The 0.975 quantile of Student's t with df degrees of freedom. */
-static double t975(size_t df) {
-  static const double t[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365,
-                             2.306, 2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-                             2.120, 2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069,
-                             2.064, 2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-  if (df < sizeof(t) / sizeof(t[0]))
-    return t[df];
-  return 1.96 + 2.4 / (double)df; /* within 0.01 of the exact value above 30 */
+/* The order statistic k (1-based) whose interval [d_(k), d_(n+1-k)] covers
+ * the median of n paired differences with probability >= 0.90 under the
+ * sign test's null (any continuous distribution): the largest k with
+ * 2 * P(Binomial(n, 1/2) <= k - 1) <= 0.10; 0 when none (n < 5). */
+static size_t order_k(size_t n) {
+  double p = pow(0.5, (double)n), cdf = 0, term = p; /* term = C(n, j) / 2^n */
+  size_t k = 0;
+  for (size_t j = 0; j < n; j++) {
+    cdf += term;
+    if (2 * cdf > 0.10)
+      break;
+    k = j + 1;
+    term = term * (double)(n - j) / (double)(j + 1);
+  }
+  return k;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
 }
 
 static int good(double v) { return isfinite(v) && v > 0; }
@@ -39,8 +50,8 @@ void zlb_ab_stats(const double *a, const double *b, const double *fa, const doub
   double *ta = zlb_xcalloc(n ? n : 1, sizeof(double));
   double *tb = zlb_xcalloc(n ? n : 1, sizeof(double));
   double *f = zlb_xcalloc(2 * n + 1, sizeof(double));
-  double fref = 0, mean, sd, half, up = 1.0 + threshold;
-  size_t m = 0, nf = 0;
+  double fref = 0, up = 1.0 + threshold;
+  size_t m = 0, nf = 0, k;
 
   memset(out, 0, sizeof(*out));
   out->a_ms = out->b_ms = out->ratio = out->lo = out->hi = NAN;
@@ -71,14 +82,12 @@ void zlb_ab_stats(const double *a, const double *b, const double *fa, const doub
   if (m) {
     out->a_ms = zlb_stats_median(ta, m);
     out->b_ms = zlb_stats_median(tb, m);
-    mean = zlb_stats_mean(d, m);
-    out->ratio = exp(mean);
+    out->ratio = exp(zlb_stats_median(d, m));
   }
-  if (m >= 3) {
-    sd = zlb_stats_stdev(d, m);
-    half = t975(m - 1) * sd / sqrt((double)m);
-    out->lo = exp(mean - half);
-    out->hi = exp(mean + half);
+  if ((k = order_k(m)) > 0) {
+    qsort(d, m, sizeof(double), cmp_double);
+    out->lo = exp(d[k - 1]);
+    out->hi = exp(d[m - k]);
     if (out->lo > up)
       out->verdict = ZLB_AB_SLOWER;
     else if (out->hi < 1.0 / up)
