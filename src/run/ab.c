@@ -310,6 +310,7 @@ typedef struct ab_shared {
   zlb_stream_t stream;
   zlb_flush_t flush;
   size_t flush_bytes;
+  zlb_flush_t l2flush; /* --l2 cold: the graph and queue timers' flush (made once) */
 } ab_shared_t;
 
 static void count_row(zlb_ab_result_t *res, const zlb__row_t *row, const ab_ctx_t *x) {
@@ -377,10 +378,18 @@ static int run_op(const zlb_ab_opts_t *o, ab_shared_t *sh, const zlb_op_entry_t 
       (rc = zlb__run_resolve_shapes(&r, err)) ||
       (rc = zlb__resolve_deny(&ro, r.op->name, &r.deny, r.deny_source, sizeof(r.deny_source),
                               err)) ||
-      (rc = zlb__resolve_timer(&ro, r.b->desc, &r.timer, err)))
+      (rc = zlb__resolve_timer(&ro, r.b->desc, &r.timer, err)) ||
+      (rc = zlb__resolve_calibration(&ro, r.b->desc, r.timer, err)))
     goto out;
   r.timing = o->run.timing;
   r.timing.flush_bytes = sh->flush_bytes;
+  /* --l2 cold: the graph and queue timers' own flush buffer, as in run.c. */
+  if (r.timing.l2_cold && (r.timer == ZLB_TIMER_GRAPH || r.timer == ZLB_TIMER_QUEUE)) {
+    if (!sh->l2flush.buf &&
+        (rc = zlb_flush_init(&sh->l2flush, r.b, zlb__l2_cold_bytes(r.b->desc, &r.b->info), err)))
+      goto out;
+    r.timing.l2_flush = &sh->l2flush;
+  }
   op_setup(&r, r.op, "A", w);
   if (!x->self)
     op_setup(&r, op_b, "B", w);
@@ -474,6 +483,8 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
     rc = zlb_error_set(err, ZLB_EINVAL, "no output folder given");
     goto out;
   }
+  if ((rc = zlb__resolve_l2(&o->run, err)))
+    goto out;
   /* The libraries first: one of them may register the backend. */
   if (o->run.libs)
     for (size_t i = 0; i < o->run.libs->n; i++)
@@ -634,6 +645,7 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
 out:
   if (sh.b && !res->fatal) {
     zlb_flush_release(&sh.flush, sh.b);
+    zlb_flush_release(&sh.l2flush, sh.b);
     if (sh.stream)
       sh.b->v->stream_destroy(sh.b, sh.stream);
   }

@@ -79,6 +79,15 @@ rows "$TMP/noslow/results.json" | grep -E ' (faster|slower)$' && fail "an unchan
 ZL_AB_WRAP="$TESTOPS" ZL_AB_SLOW=no_such_op:5 expect_rc 1 AB steady_a --lib-b "$WRAP" --out "$TMP/u0"
 expect_in "$TMP/err" "$WRAP"
 
+# --l2 cold (the graph timer flushes L2 before every call): the rows are
+# measured, with the flush buffer ab makes as run does.
+expect_rc 0 AB steady_a --self --l2 cold --out "$TMP/cold"
+python3 - "$TMP/cold/results.json" <<'PY' || fail "--l2 cold rows are not measured"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 2 and all(r["status"] == "SUCCESS" for r in rows), rows
+PY
+
 # Usage errors: exit 2, naming the option.
 expect_rc 2 AB steady_a --out "$TMP/u1"
 expect_in "$TMP/err" "--lib-b"
@@ -92,6 +101,8 @@ expect_rc 2 "$ZLBENCH" ab steady_a --self --trials 3
 expect_in "$TMP/err" "--trials"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --quantiles 0.5
 expect_in "$TMP/err" "--quantiles"
+expect_rc 2 AB steady_a --self --l2 cold --no-flush --out "$TMP/u4"
+expect_in "$TMP/err" "--l2"
 expect_rc 2 AB no_such_op --self --out "$TMP/u3"
 expect_in "$TMP/err" "no_such_op"
 expect_rc 0 "$ZLBENCH" ab --help
