@@ -78,6 +78,26 @@ expect_rc 1 env ZL_INTEGRITY=1 "$ZLBENCH" run cheat_skip --backend test --lib "$
   --shape-file "$SH" --dtypes float32 $QUICK --timer queue --out "$TMP/env"
 expect_in "$TMP/env/run.log" "integrity: the outputs of timed iteration"
 
+# A timer that takes fewer samples than the one chosen (one, here) has a
+# call after them checked: the cheat is still caught, and says so.
+RL() { "$ZLBENCH" run "$@" --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 \
+  --warmup-ms 1 --rep-ms 0.000001 --timer direct --integrity; }
+expect_rc 1 RL cheat_skip --out "$TMP/late"
+expect_in "$TMP/late/run.log" "integrity: the outputs of a call after the timed samples do not match"
+expect_rc 0 RL honest_copy --out "$TMP/late2" --json "$TMP/late2.json"
+expect_in "$TMP/late2.json" "timed sample: a call after the 1 timed samples checked on fresh inputs"
+
+# Where the side-stream check cannot be made, rows and identity say so: a
+# tracer that lost the empty kernel naming the stream, a backend without
+# a tracer (host).
+ZL_TEST_FAULT=trace:drop expect_rc 0 R cheat_stream --timer queue --integrity --out "$TMP/drop" \
+  --json "$TMP/drop.json"
+expect_in "$TMP/drop.json" "side streams: not checked (the tracer lost the empty kernel that names the given stream)"
+expect_rc 0 "$ZLBENCH" run add --backend host --dtypes float32 $QUICK --integrity --out "$TMP/host" \
+  --json "$TMP/host.json"
+expect_in "$TMP/host.json" "side streams: not checked (backend 'host' has no kernel tracer)"
+expect_in "$TMP/host/run_identity.json" '"integrity_side_streams": "not possible'
+
 # Without --integrity nothing changes: the cheats pass, nothing is noted,
 # the identity says the gate was off and rows carry no integrity field.
 for op in cheat_cache cheat_skip cheat_stream; do
