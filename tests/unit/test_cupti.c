@@ -185,6 +185,9 @@ static void test_early_record(void **state) {
   assert_int_equal(zlb__cupti_end(&sp, &n, &e), 0);
   assert_int_equal(n, 1);
   assert_true(sp[0].end - sp[0].start == 2000);
+  /* The record's streamId (at byte 48 of CUpti_ActivityKernel4 and later:
+   * the fake writes 7) is the span's stream, for --integrity. */
+  assert_int_equal(sp[0].stream, 7);
   free(sp);
 }
 
