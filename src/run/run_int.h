@@ -201,14 +201,6 @@ void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
 int zlb__describe_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
                        zlb__row_t *row);
 
-/* peaks.c */
-void zlb__peaks_resolve(zlb__run_t *r);
-/* The ceilings of one device: read the cache at `cache_path` (NULL: none),
- * measure with `probe` only what it lacks, and write the merged result back
- * atomically when something new was measured. A cache that is malformed or
- * belongs to another device is not trusted: it is re-measured and the
- * reason is kept in p->cache_note. Never fails: a ceiling that cannot be
- * had stays NAN with its reason. */
 /* case.c, for zlbench ab (ab.c): side B's case on side A's tensors.
  * Describe it with op_b, check that it describes A's tensors (counts,
  * dtypes, extents), point it at A's buffers, prepare it and check B's
@@ -225,6 +217,14 @@ void zlb__case_time_error(zlb__run_t *r, zlb__row_t *row, const char *phase,
 void zlb__run_env_init(zlb__run_t *r);
 int zlb__run_resolve_shapes(zlb__run_t *r, zlb_error_t *err);
 
+/* peaks.c */
+void zlb__peaks_resolve(zlb__run_t *r);
+/* The ceilings of one device: read the cache at `cache_path` (NULL: none),
+ * measure with `probe` only what it lacks, and write the merged result back
+ * atomically when something new was measured. A cache that is malformed or
+ * belongs to another device is not trusted: it is re-measured and the
+ * reason is kept in p->cache_note. Never fails: a ceiling that cannot be
+ * had stays NAN with its reason. */
 void zlb__peaks_resolve_with(zlb__peaks_t *p, const char *cache_path, const char *backend,
                              const zlb_device_info_t *info, const zlb__peaks_probe_t *probe);
 /* Roofline % of peak for a case; NAN without the ceiling that applies. */
