@@ -1429,11 +1429,12 @@ static void test_noise_stat(void **state) {
 
 /* --l2 cold: the graph and queue timers flush before every call and take
  * the flush's own time, measured alone, out of every sample. The test
- * backend's memset costs at least ZL_TEST_MEMSET_US (100 us) and a call
- * 100 us, so a sample with the flush left in is 200 us or more: a value
- * under 150 us shows the subtraction, whose flush time is at least
- * 100 us. Busy-waits only ever run long, so a preempted call can push
- * the value up: three attempts. */
+ * backend's memset costs at least ZL_TEST_MEMSET_US (400 us) and a call
+ * 100 us, so a sample with the flush left in is 500 us or more: a value
+ * under 300 us shows the subtraction, whose flush time is at least
+ * 400 us. Busy-waits only ever run long, so a preempted call can push
+ * the value up (on a loaded 2-core machine a 150 us bound was missed):
+ * the margin is 200 us either way, and three attempts. */
 static void test_l2_cold_subtracts_flush(void **state) {
   static const zlb_timer_kind_t timers[] = {ZLB_TIMER_GRAPH, ZLB_TIMER_QUEUE};
   zlb_backend_t *b = test_backend();
@@ -1444,10 +1445,10 @@ static void test_l2_cold_subtracts_flush(void **state) {
   reset_poison();
   assert_int_equal(b->v->stream_create(b, &s, &e), 0);
   assert_int_equal(zlb_flush_init(&fl, b, 4096, &e), 0);
-  setenv("ZL_TEST_MEMSET_US", "100", 1);
+  setenv("ZL_TEST_MEMSET_US", "400", 1);
   for (size_t t = 0; t < 2; t++) {
     double best = INFINITY;
-    for (int attempt = 0; attempt < 3 && !(best < 0.15); attempt++) {
+    for (int attempt = 0; attempt < 5 && !(best < 0.3); attempt++) {
       struct fake f = {0, 0, 0, 0, 0, 100, 0};
       zlb_launch_t l = {.call = fake_call, .ctx = &f};
       zlb_timing_opts_t o = quick_opts();
@@ -1457,22 +1458,29 @@ static void test_l2_cold_subtracts_flush(void **state) {
       memset(&m, 0, sizeof(m));
       o.l2_cold = 1;
       o.l2_flush = &fl;
+      /* A flush-alone measurement preempted more than the calls' can leave
+       * nothing to report (an error, tested below): another attempt. */
       if (zlb_time_case(b, s, &l, timers[t], 0, &o, NULL, &m, marker, sizeof(marker), &fail,
-                        &e))
+                        &e)) {
+        if (attempt < 4 && strstr(e.msg, "nothing is left to report")) {
+          zlb_measurement_release(&m);
+          continue;
+        }
         fail_msg("%s, cold: %s", zlb_timer_name(timers[t]), e.msg);
+      }
       assert_string_equal(marker, "-");
       assert_int_equal(m.timer, timers[t]);
       assert_int_equal(m.l2_cold, 1);
       assert_true(m.l2_flush_bytes == 4096);
-      if (!(m.l2_flush_ms >= 0.1))
-        fail_msg("%s: flush alone %.6f ms, at least 0.1 expected", zlb_timer_name(timers[t]),
+      if (!(m.l2_flush_ms >= 0.4))
+        fail_msg("%s: flush alone %.6f ms, at least 0.4 expected", zlb_timer_name(timers[t]),
                  m.l2_flush_ms);
       if (m.value_ms < best)
         best = m.value_ms;
       zlb_measurement_release(&m);
     }
-    if (!(best > 0.0 && best < 0.15))
-      fail_msg("%s, cold: %.6f ms per call; the 0.1 ms call alone is wanted, 0.2 with the "
+    if (!(best > 0.0 && best < 0.3))
+      fail_msg("%s, cold: %.6f ms per call; the 0.1 ms call alone is wanted, 0.5 with the "
                "flush left in",
                zlb_timer_name(timers[t]), best);
   }
