@@ -1,6 +1,5 @@
 /* `zlbench ab`: paired A/B of two operator libraries (or one against
  * itself) in one process (docs/ab.md). */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,28 +8,6 @@
 #include "cli.h"
 #include "run_opts.h"
 #include "zlbench/ab.h"
-
-static volatile int interrupted;
-
-static void on_signal(int sig) {
-  interrupted = 1;
-  signal(sig, SIG_DFL);
-}
-
-static void emit(void *ctx, const char *text) {
-  (void)ctx;
-  fputs(text, stdout);
-  fflush(stdout);
-}
-
-static int opt_device(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
-  long d;
-  (void)opt;
-  if (zlb_cli_long_in(name, v, 0, 4096, "a device ordinal (0..4096)", &d))
-    return -1;
-  *(int *)ptr = (int)d;
-  return 0;
-}
 
 static int opt_blocks(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   long n;
@@ -101,7 +78,7 @@ int zlb_cmd_ab(int argc, char **argv) {
                          "spread over them"),
         ZLB_CLI_CALLBACK("--threshold", "PCT", opt_threshold, &ao.threshold,
                          "smallest change called faster or slower (default 2)"),
-        ZLB_CLI_CALLBACK("--device", "N", opt_device, &ao.run.device,
+        ZLB_CLI_CALLBACK("--device", "N", zlb_cli_opt_device, &ao.run.device,
                          "device ordinal as this process sees it (default 0)"),
         ZLB_CLI_INCLUDE(x.table),
         ZLB_CLI_STRING("--out", "DIR", &out,
@@ -155,10 +132,7 @@ int zlb_cmd_ab(int argc, char **argv) {
   ao.run.out_dir = outdir.buf;
   ao.run.argc = argc;
   ao.run.argv = argv;
-  ao.run.emit = emit;
-  ao.run.interrupted = &interrupted;
-  signal(SIGINT, on_signal);
-  signal(SIGTERM, on_signal);
+  zlb_cli_run_attach(&ao.run);
 
   rc = zlb_ab(&ao, &res, &err);
   if (rc) {

@@ -1,5 +1,4 @@
 /* `zlbench run OP`: benchmark one operator. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,30 +6,6 @@
 
 #include "cli.h"
 #include "run_opts.h"
-
-static volatile int interrupted;
-
-static void on_signal(int sig) {
-  /* First signal: finish the current case, write everything, exit 130.
-   * A second one takes the default action. */
-  interrupted = 1;
-  signal(sig, SIG_DFL);
-}
-
-static void emit(void *ctx, const char *text) {
-  (void)ctx;
-  fputs(text, stdout);
-  fflush(stdout);
-}
-
-static int opt_device(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
-  long d;
-  (void)opt;
-  if (zlb_cli_long_in(name, v, 0, 4096, "a device ordinal (0..4096)", &d))
-    return -1;
-  *(int *)ptr = (int)d;
-  return 0;
-}
 
 static void usage(FILE *f, const zlb_cli_option_t *opts) {
   fprintf(f, "usage: zlbench run OP [options]\n\n"
@@ -56,7 +31,7 @@ int zlb_cmd_run(int argc, char **argv) {
   zlb_cli_run_defaults(&o, &x);
   {
     const zlb_cli_option_t opts[] = {
-        ZLB_CLI_CALLBACK("--device", "N", opt_device, &o.device,
+        ZLB_CLI_CALLBACK("--device", "N", zlb_cli_opt_device, &o.device,
                          "device ordinal as this process sees it (default 0)"),
         ZLB_CLI_INCLUDE(x.table),
         ZLB_CLI_STRING("--out", "DIR", &out,
@@ -101,10 +76,7 @@ int zlb_cmd_run(int argc, char **argv) {
   o.out_dir = outdir.buf;
   o.argc = argc;
   o.argv = argv;
-  o.emit = emit;
-  o.interrupted = &interrupted;
-  signal(SIGINT, on_signal);
-  signal(SIGTERM, on_signal);
+  zlb_cli_run_attach(&o);
 
   rc = zlb_run(&o, &res, &err);
   if (rc == ZLB_EPOISONED) {

@@ -1,6 +1,7 @@
 /* Options shared by `zlbench run`, `plan` and `batch` (which passes them on
  * to each child): one table, with their environment-variable defaults. */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -406,4 +407,35 @@ int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
 void zlb_cli_run_extra_release(zlb_cli_run_extra_t *x) {
   zlb_strvec_release(&x->deny);
   zlb_strvec_release(&x->libs);
+}
+
+/* The first SIGINT or SIGTERM asks the run to finish its current case,
+ * write everything and exit 130; a second one takes the default action. */
+static volatile int run_interrupted;
+
+static void run_on_signal(int sig) {
+  run_interrupted = 1;
+  signal(sig, SIG_DFL);
+}
+
+static void run_emit(void *ctx, const char *text) {
+  (void)ctx;
+  fputs(text, stdout);
+  fflush(stdout);
+}
+
+void zlb_cli_run_attach(zlb_run_opts_t *o) {
+  o->emit = run_emit;
+  o->interrupted = &run_interrupted;
+  signal(SIGINT, run_on_signal);
+  signal(SIGTERM, run_on_signal);
+}
+
+int zlb_cli_opt_device(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  long d;
+  (void)opt;
+  if (zlb_cli_long_in(name, v, 0, 4096, "a device ordinal (0..4096)", &d))
+    return -1;
+  *(int *)ptr = (int)d;
+  return 0;
 }

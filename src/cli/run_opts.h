@@ -27,5 +27,10 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x);
 /** Apply environment defaults not overridden and resolve colour; -1 on error (printed). */
 int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x);
 void zlb_cli_run_extra_release(zlb_cli_run_extra_t *x);
+/** `run` and `ab`: terminal text to stdout, and SIGINT/SIGTERM stop the
+ * run after its current case (a second signal takes the default action). */
+void zlb_cli_run_attach(zlb_run_opts_t *o);
+/** --device N: an ordinal in 0..4096 into an int. */
+int zlb_cli_opt_device(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr);
 
 #endif
