@@ -381,27 +381,16 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
       /* The flush alone, the same K and as many replays, subtracted from
        * every sample: what is left is the call with its L2 cold. */
       zlb_graph_phase_t ph;
-      double fms = 0.0, v;
+      double fms = 0.0;
       if (flush_only_ms(b, side, cold, k, smp.n, &fms, &ph, &cause)) {
         rc = zlb__classify(b, "graph", ph, &cause, fail, err);
         zlb__samples_release(&smp);
         goto out;
       }
-      for (size_t i = 0; i < smp.n; i++)
-        smp.v[i] -= fms;
-      v = zlb_stats_pick(smp.v, smp.n, o->return_mode);
-      if (!(v > 0.0)) {
-        rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
-                           "graph timer, cold L2: the call with its flush measured %.3f us, "
-                           "no more than the flush alone (%.3f us): nothing is left to "
-                           "report; time it with the direct or trace timer",
-                           (v + fms) * 1e3, fms * 1e3);
+      if ((rc = zlb__l2_subtract("graph", o, &smp, fms, cold, m, err))) {
         zlb__samples_release(&smp);
         goto out;
       }
-      m->l2_cold = 1;
-      m->l2_flush_ms = fms;
-      m->l2_flush_bytes = cold->bytes;
     }
     rc = zlb__summarize(o, &smp, m, &m->value_ms, err);
     zlb__samples_release(&smp);

@@ -521,23 +521,10 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   if (cold && smp.n) {
     /* The flush alone, in as many batches of the same K, subtracted from
      * every sample; a value not above zero is an error, not a number. */
-    double fms = 0.0, v;
-    if ((rc = flush_only_ms(b, s, cold, k, smp.n, &w, ev, &fms, &invalid, fail, err)))
+    double fms = 0.0;
+    if ((rc = flush_only_ms(b, s, cold, k, smp.n, &w, ev, &fms, &invalid, fail, err)) ||
+        (rc = zlb__l2_subtract("queue", o, &smp, fms, cold, m, err)))
       goto out;
-    for (size_t i = 0; i < smp.n; i++)
-      smp.v[i] -= fms;
-    v = zlb_stats_pick(smp.v, smp.n, o->return_mode);
-    if (!(v > 0.0)) {
-      rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
-                         "queue timer, cold L2: the call with its flush measured %.3f us, no "
-                         "more than the flush alone (%.3f us): nothing is left to report; "
-                         "time it with the direct or trace timer",
-                         (v + fms) * 1e3, fms * 1e3);
-      goto out;
-    }
-    m->l2_cold = 1;
-    m->l2_flush_ms = fms;
-    m->l2_flush_bytes = cold->bytes;
   }
   m->queue_launches = (int)k;
   m->batches = (int)smp.n;

@@ -7,6 +7,7 @@
 
 #include "zlbench/base.h"
 #include "zlbench/timing.h"
+#include "timing_int.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -207,4 +208,23 @@ void zlb_measurement_release(zlb_measurement_t *m) {
   free(m->call_values);
   memset(m, 0, sizeof(*m));
   m->host_ms = NAN;
+}
+
+int zlb__l2_subtract(const char *timer, const zlb_timing_opts_t *o, zlb__samples_t *s,
+                     double flush_ms, const zlb_flush_t *cold, zlb_measurement_t *m,
+                     zlb_error_t *err) {
+  double v;
+  for (size_t i = 0; i < s->n; i++)
+    s->v[i] -= flush_ms;
+  v = zlb_stats_pick(s->v, s->n, o->return_mode);
+  if (!(v > 0.0))
+    return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "%s timer, cold L2: the call with its flush measured %.3f us, no more "
+                         "than the flush alone (%.3f us): nothing is left to report; time it "
+                         "with the direct or trace timer",
+                         timer, (v + flush_ms) * 1e3, flush_ms * 1e3);
+  m->l2_cold = 1;
+  m->l2_flush_ms = flush_ms;
+  m->l2_flush_bytes = cold->bytes;
+  return 0;
 }

@@ -41,6 +41,13 @@ size_t zlb__stopper_next(zlb__stopper_t *st, const zlb__samples_t *s, double est
 void zlb__counts(const zlb_timing_opts_t *o, double est_ms, long cap, long *n_warm,
                  long *n_rep);
 
+/** Cold L2 (graph and queue timers): take the flush's own time per call,
+ * `flush_ms`, measured alone, out of every sample and record it in `m`; a
+ * value (per the return mode) not above zero is an error naming `timer`,
+ * not a number. */
+int zlb__l2_subtract(const char *timer, const zlb_timing_opts_t *o, zlb__samples_t *s,
+                     double flush_ms, const zlb_flush_t *cold, zlb_measurement_t *m,
+                     zlb_error_t *err);
 /** Fill value/quantiles/noise of `m` from one call's samples. */
 int zlb__summarize(const zlb_timing_opts_t *o, const zlb__samples_t *s,
                    zlb_measurement_t *m, double *value, zlb_error_t *err);
