@@ -844,6 +844,19 @@ static void fatal_row(zlb__run_t *r, zlb__row_t *row, const char *phase,
                    r->op->name, phase, row->shape, e->msg);
 }
 
+/* A failed check (`phase`: "accuracy", "integrity"): a mismatch fails the
+ * row as `kind`, a device fault fails the operator, anything else is a
+ * failed launch. */
+static void check_failed(zlb__run_t *r, zlb__row_t *row, const char *kind, const char *phase,
+                         const zlb_error_t *e, zlb_error_t *stop) {
+  if (e->code == ZLB_EMISMATCH)
+    fail_row(row, kind, e);
+  else if (is_fatal(r, e))
+    fatal_row(r, row, phase, e, stop);
+  else
+    fail_row(row, "launch", e);
+}
+
 /* ---- the case --------------------------------------------------------------- */
 
 int zlb__describe_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
@@ -1072,21 +1085,11 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
   zlb_strlcpy(row->config, c.config[ZLB_CANDIDATE], sizeof(row->config));
 
   if ((rc = accuracy(r, &c, &row->check_where, &row->first_calls_ms, &e))) {
-    if (e.code == ZLB_EMISMATCH)
-      fail_row(row, "mismatch", &e);
-    else if (is_fatal(r, &e))
-      fatal_row(r, row, "accuracy", &e, stop);
-    else
-      fail_row(row, "launch", &e);
+    check_failed(r, row, "mismatch", "accuracy", &e, stop);
     goto out;
   }
   if (r->o->integrity && (rc = check_streams(r, &c, row, &e))) {
-    if (e.code == ZLB_EMISMATCH)
-      fail_row(row, "integrity", &e);
-    else if (is_fatal(r, &e))
-      fatal_row(r, row, "integrity", &e, stop);
-    else
-      fail_row(row, "launch", &e);
+    check_failed(r, row, "integrity", "integrity", &e, stop);
     goto out;
   }
 
@@ -1359,12 +1362,7 @@ int zlb__case_other(zlb__run_t *r, const zlb_op_t *op_b, const zlb_case_t *ca, z
   }
   if (!rc && (rc = accuracy(r, cb, &row->check_where, &row->first_calls_ms, &e))) {
     zlb_error_prefix(&e, "B");
-    if (e.code == ZLB_EMISMATCH)
-      fail_row(row, "mismatch", &e);
-    else if (is_fatal(r, &e))
-      fatal_row(r, row, "accuracy", &e, stop);
-    else
-      fail_row(row, "launch", &e);
+    check_failed(r, row, "mismatch", "accuracy", &e, stop);
   }
   r->op = op_a;
   return rc ? -1 : 0;
