@@ -25,6 +25,9 @@ struct test_stream {
   int held;    /* a hold is in force (read and written atomically) */
   int queued;  /* entries enqueued since the hold began */
   unsigned id; /* the id the tracer gives its spans (from 1) */
+  /* Memsets captured so far: their emulated cost, counted in the graph's
+   * time instead of their wall time (t_memset). */
+  unsigned long long capture_memset_ns;
 };
 
 /* One entry (a launch, an event) enqueued on `s`: on a held stream it
