@@ -1,8 +1,11 @@
 # zlbench ab on the test backend with steady operators (each call spins
 # 50 us of wall time, so their time hardly depends on the machine's load):
 # --self gives no false verdict; a library B that slows one operator's
-# candidate by 5 % (tests/ab/ab_slow.c) is found slower on every row of
-# that operator and on no other; usage errors exit 2 naming the option;
+# candidate by 25 % (tests/ab/ab_slow.c) is found slower on every row of
+# that operator and on no other (25 %, not the 5 % the H200 run finds:
+# on a loaded 2-core machine a preempted block moves a test-backend block
+# by 10 % or more, and the test is of the mechanism, not of its
+# resolution); usage errors exit 2 naming the option;
 # results.json has every block with its clock fields.
 . "$(dirname "$0")/lib.sh"
 [ -n "$TESTOPS" ] || fail "ZLB_TEST_OPS is not set"
@@ -56,20 +59,20 @@ for r in d["rows"]:
     assert r["lo"] <= r["ratio"] <= r["hi"], r
 PY
 
-# B slows steady_b's candidate by 5 %: slower on both its rows, exit 1 (the
+# B slows steady_b's candidate by 25 %: slower on both its rows, exit 1 (the
 # gate); the other operators get no verdict of a difference.
-ZL_AB_WRAP="$TESTOPS" ZL_AB_SLOW=steady_b:5 expect_rc 1 AB $OPS --lib-b "$WRAP" --out "$TMP/slow"
+ZL_AB_WRAP="$TESTOPS" ZL_AB_SLOW=steady_b:25 expect_rc 1 AB $OPS --lib-b "$WRAP" --out "$TMP/slow"
 rows "$TMP/slow/results.json" >"$TMP/slow.rows"
 [ "$(grep -c '^steady_b .* slower$' "$TMP/slow.rows")" = 2 ] ||
-  { cat "$TMP/slow.rows" >&2; fail "the 5 % slowdown of steady_b is not found on both rows"; }
+  { cat "$TMP/slow.rows" >&2; fail "the 25 % slowdown of steady_b is not found on both rows"; }
 grep -v '^steady_b ' "$TMP/slow.rows" | grep -E ' (faster|slower)$' &&
   fail "an operator B does not slow was called faster or slower"
 expect_in "$TMP/out" "slower 2"
-python3 - "$TMP/slow/results.json" <<'PY' || fail "the slowed rows' ratio is not about 1.05"
+python3 - "$TMP/slow/results.json" <<'PY' || fail "the slowed rows' ratio is not about 1.25"
 import json, sys
 for r in json.load(open(sys.argv[1]))["rows"]:
     if r["operator"] == "steady_b":
-        assert 1.03 < r["ratio"] < 1.10, r["ratio"]
+        assert 1.15 < r["ratio"] < 1.45, r["ratio"]
 PY
 # The same B without the slowdown: exit 0, nothing slower.
 ZL_AB_WRAP="$TESTOPS" expect_rc 0 AB $OPS --lib-b "$WRAP" --out "$TMP/noslow"
