@@ -16,6 +16,11 @@
 #   fgtime   bench/flaggems/childtime.sh: FlagGems' seconds per operator in
 #            the batch (FlagGems in .flaggems, FG_RUNS, FG_OPS, OWN_S); not in the
 #            default list
+#   l2cold   bench/l2_cold.sh: the cold-L2 graph and queue timers against
+#            the trace timer over sizes of 2-500 us; not in the default list
+#   ab       bench/ab_self.sh: `zlbench ab --self` over the core screen
+#            (AB_RUNS times, default 3) and one run with add slowed by 5 %;
+#            not in the default list
 # Usage: bash bench/gpu_all.sh [stage ...]
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -189,6 +194,24 @@ stage_pyfid() {
   cp "$WORK/pyfid/fidelity.md" "$OUT/pyfid.md" 2>/dev/null
   cp "$WORK/pyfid/fidelity.json" "$LOGS/pyfid.json" 2>/dev/null
   tail -4 "$WORK/pyfid/fidelity.md" 2>/dev/null | tee -a "$SUMMARY"
+}
+
+# Cold L2 against CUPTI (docs/timing.md, "Cold L2").
+stage_l2cold() {
+  BUILD="$BUILD" OUT="$WORK/l2cold" timeout "${L2_LIMIT:-180}" bash "$ROOT/bench/l2_cold.sh" \
+    >"$LOGS/l2cold.log" 2>&1
+  note "l2cold: rc=$?"
+  cp -r "$WORK/l2cold" "$LOGS/" 2>/dev/null
+  tail -12 "$LOGS/l2cold.log" | tee -a "$SUMMARY"
+}
+
+# The A/B self-compare's false verdicts and a real 5 % slowdown (docs/ab.md).
+stage_ab() {
+  BUILD="$BUILD" OUT="$WORK" RUNS="${AB_RUNS:-3}" timeout "${AB_LIMIT:-420}" \
+    bash "$ROOT/bench/ab_self.sh" >"$LOGS/ab.log" 2>&1
+  note "ab: rc=$?"
+  cp -r "$WORK/ab" "$LOGS/" 2>/dev/null
+  cat "$WORK/ab/ab-summary.txt" 2>/dev/null | tee -a "$SUMMARY"
 }
 
 # FlagGems' seconds per operator in the batch against its own kernel mode.
