@@ -408,10 +408,11 @@ void zlb__peaks_resolve(zlb__run_t *r) {
     zlb_strlcpy(r->peaks.gbps_why, "ZL_NO_PEAKS is set", sizeof(r->peaks.gbps_why));
     return;
   }
-  if (getenv("ZL_TEST_PEAKS")) {
+  if (getenv("ZL_TEST_PEAKS") && !strncmp(r->b->desc->name, "test", 4)) {
     /* Tests only (--integrity's rate gate on a backend without ceilings):
      * "GBPS[:TFLOPS]" stand for the measured ceilings, every float dtype
-     * the same FLOP rate; nothing is measured or cached. */
+     * the same FLOP rate; nothing is measured or cached. Only the test
+     * backends read it: a real device's ceilings are always measured. */
     double gbps = NAN, tf = NAN;
     int n = sscanf(getenv("ZL_TEST_PEAKS"), "%lf:%lf", &gbps, &tf);
     memset(&r->peaks, 0, sizeof(r->peaks));
