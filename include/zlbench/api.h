@@ -29,7 +29,7 @@ extern "C" {
  * end of zlb_measure_opts_t) or result keys; a new major changes or
  * removes something. */
 #define ZLB_API_VERSION_MAJOR 1
-#define ZLB_API_VERSION_MINOR 2 /* 1.2: the result key host_ms */
+#define ZLB_API_VERSION_MINOR 3 /* 1.2: the result key host_ms; 1.3: zlb_ab_verdict */
 #define ZLB_API_VERSION (ZLB_API_VERSION_MAJOR * 10000 + ZLB_API_VERSION_MINOR)
 
 /** The API version this library implements (ZLB_API_VERSION it was built with). */
@@ -226,6 +226,48 @@ ZLB_API int zlb_result_array(const zlb_result_t *r, const char *key, const doubl
                              size_t *n);
 /** The i-th key and its kind ('n' number, 's' string, 'a' array); NULL past the last. */
 ZLB_API const char *zlb_result_key(size_t i, char *kind);
+
+/* ---- paired A/B (API 1.3) ------------------------------------------------ */
+
+/* The verdict of `zlbench ab` (docs/ab.md) from block times a caller
+ * measured itself (zlbench.ab in Python: two callables timed in blocks
+ * A B B A ... with zlb_measure), by the same code as the command. */
+#define ZLB_API_AB_MAX_PAIRS 64      /* pairs at most (the command's --blocks) */
+#define ZLB_API_AB_MIN_PAIRS 5       /* fewer pairs have no interval: ambiguous */
+#define ZLB_API_AB_MAX_THRESHOLD 0.5 /* the command's --threshold, (0, 50] % */
+enum {
+  ZLB_API_AB_SAME = 0,   /* the interval of B/A lies inside [1/(1+T), 1+T] */
+  ZLB_API_AB_FASTER = 1, /* B faster: the interval lies below 1/(1+T) */
+  ZLB_API_AB_SLOWER = 2, /* B slower: the interval lies above 1+T */
+  ZLB_API_AB_AMBIGUOUS = 3
+};
+
+/* What zlb_ab_verdict fills. The caller sets struct_size; the library
+ * writes no more than that. */
+typedef struct zlb_api_ab {
+  size_t struct_size;  /* sizeof(zlb_api_ab_t) as the caller compiled it */
+  int verdict;         /* ZLB_API_AB_* */
+  char verdict_name[16]; /* "same", "faster", "slower", "ambiguous" */
+  size_t pairs;        /* pairs used (both times positive and finite) */
+  int normalised;      /* pairs whose times were scaled to the reference clock */
+  double a_ms, b_ms;   /* medians of the blocks (clock-normalised where noted) */
+  double ratio;        /* exp(median ln(B/A)) */
+  double lo, hi;       /* the distribution-free ~90 % interval of B/A (NAN: none) */
+} zlb_api_ab_t;
+
+/**
+ * The verdict from n pairs: a_ms[i], b_ms[i] the times of A's block and of
+ * the B block next to it; a_mhz, b_mhz (both or neither may be NULL) each
+ * block's mean SM clock, 0 where unknown (a pair whose two clocks differ is
+ * scaled to the median clock). threshold T in (0, ZLB_API_AB_MAX_THRESHOLD].
+ * n at most ZLB_API_AB_MAX_PAIRS; a pair with a non-positive or non-finite
+ * time is left out. ZLB_API_EINVAL for a NULL out or time array, n or T
+ * out of range, a clock that is negative or not finite, or out->struct_size
+ * smaller than version 1.3's struct.
+ */
+ZLB_API int zlb_ab_verdict(const double *a_ms, const double *b_ms, const double *a_mhz,
+                           const double *b_mhz, size_t n, double threshold, zlb_api_ab_t *out,
+                           zlb_api_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "zlbench/api.h"
+#include "zlbench/ab.h"
 #include "zlbench/base.h"
 #include "zlbench/device.h"
 #include "zlbench/timing.h"
@@ -35,6 +36,11 @@ _Static_assert(SAME(ZLB_API_EINVAL, ZLB_EINVAL) && SAME(ZLB_API_ENOMEM, ZLB_ENOM
                    SAME(ZLB_API_EINTR, ZLB_EINTR),
                "error codes");
 _Static_assert(SAME(ZLB_API_MAX_QUANTILES, ZLB_MAX_QUANTILES), "quantile count");
+_Static_assert(SAME(ZLB_API_AB_SAME, ZLB_AB_SAME) && SAME(ZLB_API_AB_FASTER, ZLB_AB_FASTER) &&
+                   SAME(ZLB_API_AB_SLOWER, ZLB_AB_SLOWER) &&
+                   SAME(ZLB_API_AB_AMBIGUOUS, ZLB_AB_AMBIGUOUS) &&
+                   SAME(ZLB_API_AB_MAX_PAIRS, ZLB_AB_MAX_BLOCKS),
+               "a/b verdicts");
 _Static_assert(sizeof(((zlb_api_error_t *)0)->msg) == sizeof(((zlb_error_t *)0)->msg) &&
                    sizeof(((zlb_api_error_t *)0)->vendor_name) ==
                        sizeof(((zlb_error_t *)0)->vendor_name),
@@ -640,5 +646,66 @@ ZLB_API int zlb_result_array(const zlb_result_t *r, const char *key, const doubl
   } else {
     return ZLB_ENOTFOUND;
   }
+  return 0;
+}
+
+/* ---- paired A/B ------------------------------------------------------------ */
+
+/* The size of version 1.3's struct: the least a caller may pass. */
+#define AB_V13_SIZE (offsetof(zlb_api_ab_t, hi) + sizeof(double))
+
+ZLB_API int zlb_ab_verdict(const double *a_ms, const double *b_ms, const double *a_mhz,
+                           const double *b_mhz, size_t n, double threshold, zlb_api_ab_t *out,
+                           zlb_api_error_t *err) {
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_ab_stat_t st;
+  zlb_api_ab_t r;
+  size_t size;
+
+  if (!out || out->struct_size < AB_V13_SIZE) {
+    zlb_error_set(&e, ZLB_EINVAL,
+                  "zlb_ab_verdict: %s: pass a zlb_api_ab_t with struct_size = its sizeof",
+                  !out ? "out is NULL" : "out->struct_size is smaller than API 1.3's struct");
+    return fail_api(err, &e);
+  }
+  if ((n && (!a_ms || !b_ms)) || (!a_mhz != !b_mhz)) {
+    zlb_error_set(&e, ZLB_EINVAL, "zlb_ab_verdict: %s",
+                  !a_mhz != !b_mhz ? "give both clock arrays or neither"
+                                   : "the time arrays are NULL");
+    return fail_api(err, &e);
+  }
+  if (n > ZLB_API_AB_MAX_PAIRS) {
+    zlb_error_set(&e, ZLB_EINVAL, "zlb_ab_verdict: %zu pairs: at most %d (as `zlbench ab "
+                  "--blocks`)", n, ZLB_API_AB_MAX_PAIRS);
+    return fail_api(err, &e);
+  }
+  if (!(threshold > 0 && threshold <= ZLB_API_AB_MAX_THRESHOLD)) {
+    zlb_error_set(&e, ZLB_EINVAL, "zlb_ab_verdict: threshold %g: expected a fraction in "
+                  "(0, %g] (as `zlbench ab --threshold` in (0, 50] %%)", threshold,
+                  ZLB_API_AB_MAX_THRESHOLD);
+    return fail_api(err, &e);
+  }
+  for (size_t i = 0; a_mhz && i < n; i++)
+    if (!isfinite(a_mhz[i]) || !isfinite(b_mhz[i]) || a_mhz[i] < 0 || b_mhz[i] < 0) {
+      zlb_error_set(&e, ZLB_EINVAL, "zlb_ab_verdict: pair %zu's clock (%g, %g MHz): expected "
+                    "a finite number, 0 where unknown", i, a_mhz[i], b_mhz[i]);
+      return fail_api(err, &e);
+    }
+  zlb_ab_stats(a_ms, b_ms, a_mhz, b_mhz, n, threshold, &st);
+  memset(&r, 0, sizeof(r));
+  r.struct_size = out->struct_size;
+  r.verdict = (int)st.verdict;
+  zlb_strlcpy(r.verdict_name, zlb_ab_verdict_name(st.verdict), sizeof(r.verdict_name));
+  r.pairs = st.pairs;
+  r.normalised = st.normalised;
+  r.a_ms = st.a_ms;
+  r.b_ms = st.b_ms;
+  r.ratio = st.ratio;
+  r.lo = st.lo;
+  r.hi = st.hi;
+  size = out->struct_size < sizeof(r) ? out->struct_size : sizeof(r);
+  memcpy(out, &r, size);
+  if (err)
+    to_api(&e, err);
   return 0;
 }
