@@ -11,6 +11,8 @@ from ._lib import (FatalError, InvalidArgument, PoisonedError,
                    UnavailableError, ZlbenchError, api_version, library_path)
 from ._bench import (Fallback, Result, close_sessions, do_bench, do_bench_cudagraph,
                      measure)
+from ._ab import ABBlock, ABResult, ab
+from ._ab import verdict as ab_verdict
 
 __version__ = "0.1.0"
 
@@ -18,4 +20,5 @@ __all__ = [
     "Fallback", "FatalError", "InvalidArgument", "PoisonedError", "Result",
     "UnavailableError", "ZlbenchError", "api_version", "close_sessions", "do_bench", "do_bench_cudagraph",
     "library_path", "measure",
+    "ABBlock", "ABResult", "ab", "ab_verdict",
 ]

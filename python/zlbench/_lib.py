@@ -147,6 +147,13 @@ def _declare(lib):
         f = getattr(lib, name)
         f.restype = res
         f.argtypes = args
+    # API 1.3 (zlbench.ab): declared where the library has it; ab() says
+    # which version it needs where not.
+    if hasattr(lib, "zlb_ab_verdict"):
+        p = c.POINTER(c.c_double)
+        lib.zlb_ab_verdict.restype = c.c_int
+        lib.zlb_ab_verdict.argtypes = [p, p, p, p, c.c_size_t, c.c_double, c.c_void_p,
+                                       c.POINTER(ApiError)]
 
 
 def _check_abi(lib, path):
