@@ -392,6 +392,85 @@ static void test_option_checks(void **state) {
   zlb_session_close(s);
 }
 
+/* API 1.3: `zlbench ab`'s verdict for block times the caller measured. */
+static void test_ab_verdict(void **state) {
+  double a[65], b[65], fa[8], fb[8];
+  zlb_api_ab_t out;
+  zlb_api_error_t e;
+  (void)state;
+  for (int i = 0; i < 65; i++)
+    a[i] = b[i] = 1.0;
+  memset(&out, 0, sizeof(out));
+  out.struct_size = sizeof(out);
+  /* B 10 % slower in every pair: slower; the swap: faster. */
+  for (int i = 0; i < 8; i++)
+    b[i] = 1.1;
+  assert_int_equal(zlb_ab_verdict(a, b, NULL, NULL, 8, 0.02, &out, &e), 0);
+  assert_int_equal(out.verdict, ZLB_API_AB_SLOWER);
+  assert_string_equal(out.verdict_name, "slower");
+  assert_int_equal((int)out.pairs, 8);
+  assert_true(fabs(out.ratio - 1.1) < 1e-12 && fabs(out.lo - 1.1) < 1e-12);
+  assert_true(fabs(out.a_ms - 1.0) < 1e-12 && fabs(out.b_ms - 1.1) < 1e-12);
+  assert_int_equal(zlb_ab_verdict(b, a, NULL, NULL, 8, 0.02, &out, &e), 0);
+  assert_int_equal(out.verdict, ZLB_API_AB_FASTER);
+  /* One disturbed pair of 8 moves neither the estimate nor the interval. */
+  for (int i = 0; i < 8; i++)
+    b[i] = 1.0 + 0.001 * (i % 3);
+  b[5] = 3.0;
+  assert_int_equal(zlb_ab_verdict(a, b, NULL, NULL, 8, 0.02, &out, &e), 0);
+  assert_int_equal(out.verdict, ZLB_API_AB_SAME);
+  /* The same cycles at a 10 % higher clock on B: 10 % less time, the
+   * same once normalised. */
+  for (int i = 0; i < 8; i++) {
+    b[i] = 1.0 / 1.1;
+    fa[i] = 1000;
+    fb[i] = 1100;
+  }
+  assert_int_equal(zlb_ab_verdict(a, b, NULL, NULL, 8, 0.02, &out, &e), 0);
+  assert_int_equal(out.verdict, ZLB_API_AB_FASTER);
+  assert_int_equal(zlb_ab_verdict(a, b, fa, fb, 8, 0.02, &out, &e), 0);
+  assert_int_equal(out.verdict, ZLB_API_AB_SAME);
+  assert_int_equal(out.normalised, 8);
+  /* A pair with an unusable time is left out; under 5 pairs: ambiguous,
+   * no interval. */
+  b[0] = NAN;
+  b[1] = 0;
+  b[2] = -1;
+  b[3] = INFINITY;
+  assert_int_equal(zlb_ab_verdict(a, b, NULL, NULL, 8, 0.02, &out, &e), 0);
+  assert_int_equal((int)out.pairs, 4);
+  assert_int_equal(out.verdict, ZLB_API_AB_AMBIGUOUS);
+  assert_true(isnan(out.lo) && isnan(out.hi));
+  /* Refused: too many pairs, the threshold outside (0, 0.5] (the
+   * command's range), one clock array, a negative clock, a NULL array, a
+   * struct older than 1.3's. */
+  assert_int_equal(zlb_ab_verdict(a, a, NULL, NULL, 65, 0.02, &out, &e), EINVAL_);
+  assert_non_null(strstr(e.msg, "65 pairs"));
+  assert_int_equal(zlb_ab_verdict(a, a, NULL, NULL, 64, 0.02, &out, &e), 0);
+  assert_int_equal(zlb_ab_verdict(a, a, NULL, NULL, 8, 0, &out, &e), EINVAL_);
+  assert_int_equal(zlb_ab_verdict(a, a, NULL, NULL, 8, 0.51, &out, &e), EINVAL_);
+  assert_int_equal(zlb_ab_verdict(a, a, NULL, NULL, 8, NAN, &out, &e), EINVAL_);
+  assert_int_equal(zlb_ab_verdict(a, a, NULL, NULL, 8, 0.5, &out, &e), 0);
+  assert_int_equal(zlb_ab_verdict(a, a, fa, NULL, 8, 0.02, &out, &e), EINVAL_);
+  fa[3] = -5;
+  assert_int_equal(zlb_ab_verdict(a, a, fa, fb, 8, 0.02, &out, &e), EINVAL_);
+  assert_int_equal(zlb_ab_verdict(NULL, a, NULL, NULL, 8, 0.02, &out, &e), EINVAL_);
+  assert_int_equal(zlb_ab_verdict(a, a, NULL, NULL, 8, 0.02, NULL, &e), EINVAL_);
+  out.struct_size = offsetof(zlb_api_ab_t, hi);
+  assert_int_equal(zlb_ab_verdict(a, a, NULL, NULL, 8, 0.02, &out, &e), EINVAL_);
+  /* A newer caller's larger struct: nothing written past this version's. */
+  {
+    unsigned char big[sizeof(zlb_api_ab_t) + 16];
+    zlb_api_ab_t *p = (zlb_api_ab_t *)(void *)big;
+    memset(big, 0xA5, sizeof(big));
+    p->struct_size = sizeof(big);
+    assert_int_equal(zlb_ab_verdict(a, a, NULL, NULL, 8, 0.02, p, &e), 0);
+    assert_int_equal(p->verdict, ZLB_API_AB_SAME);
+    for (size_t i = sizeof(zlb_api_ab_t); i < sizeof(big); i++)
+      assert_int_equal(big[i], 0xA5);
+  }
+}
+
 static void test_result_keys(void **state) {
   zlb_session_t *s = host();
   struct work w = {.spin_us = 10};
@@ -447,6 +526,7 @@ int main(void) {
       cmocka_unit_test(test_callback_errors),
       cmocka_unit_test(test_option_checks),
       cmocka_unit_test(test_result_keys),
+      cmocka_unit_test(test_ab_verdict),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
