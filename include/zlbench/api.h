@@ -29,7 +29,7 @@ extern "C" {
  * end of zlb_measure_opts_t) or result keys; a new major changes or
  * removes something. */
 #define ZLB_API_VERSION_MAJOR 1
-#define ZLB_API_VERSION_MINOR 3 /* 1.2: the result key host_ms; 1.3: zlb_ab_verdict */
+#define ZLB_API_VERSION_MINOR 3 /* 1.2: host_ms; 1.3: zlb_ab_verdict, zlb_measure_integrity */
 #define ZLB_API_VERSION (ZLB_API_VERSION_MAJOR * 10000 + ZLB_API_VERSION_MINOR)
 
 /** The API version this library implements (ZLB_API_VERSION it was built with). */
@@ -58,6 +58,7 @@ enum {
   ZLB_API_EFATAL = -990,       /* fatal device fault: no latency */
   ZLB_API_EPOISONED = -989,    /* a capture left the context unusable */
   ZLB_API_EOP = -987,          /* a callback failed */
+  ZLB_API_EMISMATCH = -988,    /* an integrity check failed (API 1.3) */
   ZLB_API_EINTR = -986         /* interrupted */
 };
 
@@ -205,6 +206,53 @@ ZLB_API int zlb_measure(zlb_session_t *s, const zlb_measure_opts_t *o, zlb_call_
 
 ZLB_API void zlb_result_free(zlb_result_t *r);
 
+/* ---- the integrity gate (API 1.3, docs/integrity.md, "Python") ------------ */
+
+/**
+ * The caller's side of the integrity gate. Before the chosen timed sample
+ * `iteration` (1-based: the sample's position among those the timer takes),
+ * after the engine has waited for the device, refresh() must refill the
+ * inputs the call reads IN PLACE with new values (the same addresses) and
+ * poison the outputs it writes; the engine waits for the device again and
+ * runs the sample as every other (a call, a graph replay, a queue batch).
+ * After it, and after waiting for the device, check() compares the call's
+ * latest outputs with a reference computed on the refreshed inputs: 0 when
+ * they match, ZLB_API_EMISMATCH (or any positive value) with err->msg
+ * saying what differs when not. Any other return is an error of the
+ * callback (as for zlb_call_fn). Neither may measure on the session.
+ * `iteration` is 0 for a call checked after the timed samples.
+ */
+typedef int (*zlb_integrity_fn)(void *user, size_t iteration, void *stream,
+                                zlb_api_error_t *err);
+
+typedef struct zlb_integrity {
+  size_t struct_size;       /* sizeof(zlb_integrity_t) as the caller compiled it */
+  zlb_integrity_fn refresh; /* required */
+  zlb_integrity_fn check;   /* required */
+  void *user;               /* both callbacks' first argument */
+  unsigned long long seed;  /* chooses the checked sample, 2..10 (never the first) */
+  int side_streams;         /* 1: before timing, trace one call and refuse a kernel on
+                             * another stream than the session's, where the backend has
+                             * a tracer that names streams (else the result says it was
+                             * not checked); 0: skip */
+} zlb_integrity_t;
+
+/**
+ * zlb_measure with the integrity gate (`ig` NULL: exactly zlb_measure).
+ * The checked sample is left out of the statistics; when the timer takes
+ * fewer samples than the one chosen, one more call after them is checked.
+ * A failed check, or a kernel on another stream, is ZLB_API_EMISMATCH with
+ * err->msg naming the timed iteration ("integrity: the outputs of timed
+ * iteration 7 do not match ..."); the session stays usable. The result's
+ * string key "integrity" says what was checked, and the number
+ * "integrity_iteration" which sample (1-based; 0: a call after the
+ * samples; -1: no check).
+ */
+ZLB_API int zlb_measure_integrity(zlb_session_t *s, const zlb_measure_opts_t *o,
+                                  zlb_call_fn call, zlb_capture_fn capture, void *user,
+                                  const zlb_integrity_t *ig, zlb_result_t **out,
+                                  zlb_api_error_t *err);
+
 /*
  * Result keys (docs/python.md has the list):
  *   numbers: value_ms estimate_ms noise noise_met wall_s graph_launches
@@ -213,8 +261,10 @@ ZLB_API void zlb_result_free(zlb_result_t *r);
  *            .reasons .throttled (-1: unknown) and clocks_after.*; since 1.2
  *            host_ms (median host time of one call over the first warm-up
  *            calls, NAN when not measured)
+ *            since 1.3 integrity_iteration (zlb_measure_integrity)
  *   strings: timer marker verdict fallback_phase fallback_reason
  *            fallback_error note throttle_why backend device_name
+ *            since 1.3 integrity (what the integrity gate checked, "" without it)
  *   arrays:  samples quantiles call_values
  * An unknown key is ZLB_ENOTFOUND.
  */

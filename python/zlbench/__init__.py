@@ -9,6 +9,7 @@ clocks. See docs/python.md.
 """
 from ._lib import (FatalError, InvalidArgument, PoisonedError,
                    UnavailableError, ZlbenchError, api_version, library_path)
+from ._integrity import Integrity, IntegrityError
 from ._bench import (Fallback, Result, close_sessions, do_bench, do_bench_cudagraph,
                      measure)
 from ._ab import ABBlock, ABResult, ab
@@ -17,7 +18,7 @@ from ._ab import verdict as ab_verdict
 __version__ = "0.1.0"
 
 __all__ = [
-    "Fallback", "FatalError", "InvalidArgument", "PoisonedError", "Result",
+    "Fallback", "FatalError", "Integrity", "IntegrityError", "InvalidArgument", "PoisonedError", "Result",
     "UnavailableError", "ZlbenchError", "api_version", "close_sessions", "do_bench", "do_bench_cudagraph",
     "library_path", "measure",
     "ABBlock", "ABResult", "ab", "ab_verdict",

@@ -16,6 +16,7 @@ import weakref
 
 from . import _lib
 from ._lib import ApiError, MeasureOpts, CALL_FN, CAPTURE_FN
+from . import _integrity
 
 _MSG = 767  # room in ApiError.msg, less the terminator
 
@@ -106,6 +107,11 @@ class Result:
                                  for k, v in raw.items() if k.startswith(prefix)}
         self.capture_exception = capture_exception
         self.first_call_s = first_call_s
+        # integrity=: what the gate checked ("" without it) and the timed
+        # iteration it checked (1-based; 0 a call after the samples; None: none).
+        self.integrity = raw.get("integrity", "")
+        it = raw.get("integrity_iteration", -1)
+        self.integrity_iteration = int(it) if it is not None and it >= 0 else None
 
     def __repr__(self):
         return (f"Result(value={self.value:.6g} ms, timer={self.timer!r}, "
@@ -429,7 +435,8 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
             stop="budget", max_noise=0.005, min_samples=10, min_time_ms=2.0,
             timeout_ms=100.0, graph_max_launches=1000, graph_replay_ms=1.0,
             graph_min_replays=10, max_samples=10000, backend=None, device=None,
-            framework="auto", pass_stream=False, preserve_rng=True, counts="budget"):
+            framework="auto", pass_stream=False, preserve_rng=True, counts="budget",
+            integrity=None):
     """Time ``fn`` (one call of the work, no arguments unless
     ``pass_stream``) with zlbench's engine and return a :class:`Result`.
 
@@ -459,6 +466,12 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
                     capture to use (torch: torch captures; others: the engine)
     pass_stream     call ``fn(stream)`` with the raw stream handle
     preserve_rng    with torch: restore the device's RNG state afterwards
+    integrity       a :class:`Integrity` (refresh, check): one timed iteration,
+                    chosen from its seed and never the first, runs on inputs
+                    refreshed in place and is checked (left out of the
+                    samples); side streams are refused where the tracer can
+                    tell; a failure raises :class:`IntegrityError`
+                    (docs/integrity.md, "Python")
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable, not {type(fn).__name__}")
@@ -506,11 +519,14 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
     if framework not in ("auto", "torch", "cupy", "none"):
         raise ValueError(f"framework={framework!r}: expected 'auto', 'torch', 'cupy' or 'none'")
     grads = list(grad_to_none) if grad_to_none is not None else None
+    if integrity is not None and not isinstance(integrity, _integrity.Integrity):
+        raise TypeError(f"integrity={integrity!r}: expected a zlbench.Integrity")
 
     backend, device = _default_backend_device(backend, device)
     session = _session(backend, device)
     adapter = _adapter(session, framework)
     run = _Run(fn, grads, adapter, session, pass_stream)
+    hooks = _integrity.Hooks(integrity, run) if integrity is not None else None
     out = ctypes.c_void_p()
     err = ApiError()
     rng = adapter.save_rng() if preserve_rng and hasattr(adapter, "save_rng") else None
@@ -521,8 +537,13 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
         adapter.begin(session)
         began = True
         with _SigintDeferred(run):
-            rc = lib.zlb_measure(session.handle, ctypes.byref(o), run.c_call, run.c_capture,
-                                 None, ctypes.byref(out), ctypes.byref(err))
+            if hooks is not None:
+                rc = _integrity.measure_integrity(lib, session.handle, ctypes.byref(o), run,
+                                                  hooks, ctypes.byref(out), ctypes.byref(err))
+            else:
+                rc = lib.zlb_measure(session.handle, ctypes.byref(o), run.c_call,
+                                     run.c_capture, None, ctypes.byref(out),
+                                     ctypes.byref(err))
     finally:
         # Every step runs; after a device fault they may fail too, and must
         # not hide the engine's error (raised below).
@@ -544,6 +565,8 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
         if run.exc is not None and rc in (_lib.EOP, _lib.EINTR):
             exc, run.exc = run.exc, None
             raise exc
+        if hooks is not None and rc == _lib.EMISMATCH:
+            raise hooks.error(err) from hooks.check_exc
         try:
             _lib.raise_error(err)
         except _lib.ZlbenchError as e:

@@ -23,6 +23,7 @@ EUNSUPPORTED = -992
 EFATAL = -990
 EPOISONED = -989
 EOP = -987
+EMISMATCH = -988  # an integrity check failed (API 1.3)
 EINTR = -986
 
 # "cupti" is the trace timer's former name, still accepted.

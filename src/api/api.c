@@ -4,6 +4,7 @@
  * (src/api/exports.map). */
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ _Static_assert(SAME(ZLB_API_EINVAL, ZLB_EINVAL) && SAME(ZLB_API_ENOMEM, ZLB_ENOM
                    SAME(ZLB_API_EINTR, ZLB_EINTR),
                "error codes");
 _Static_assert(SAME(ZLB_API_MAX_QUANTILES, ZLB_MAX_QUANTILES), "quantile count");
+_Static_assert(SAME(ZLB_API_EMISMATCH, ZLB_EMISMATCH), "integrity error code");
 _Static_assert(SAME(ZLB_API_AB_SAME, ZLB_AB_SAME) && SAME(ZLB_API_AB_FASTER, ZLB_AB_FASTER) &&
                    SAME(ZLB_API_AB_SLOWER, ZLB_AB_SLOWER) &&
                    SAME(ZLB_API_AB_AMBIGUOUS, ZLB_AB_AMBIGUOUS) &&
@@ -74,6 +76,8 @@ struct zlb_result {
   int throttled;
   int have_clk[2];
   zlb_clocks_t clk[2];
+  char integrity[640]; /* what the integrity gate checked ("" without it) */
+  double integ_iter;   /* the checked sample, 1-based; 0 after the samples; -1 none */
 };
 
 static void to_api(const zlb_error_t *e, zlb_api_error_t *out) {
@@ -293,6 +297,12 @@ struct cb {
   zlb_call_fn call;
   zlb_capture_fn capture;
   void *user;
+  /* zlb_measure_integrity: the caller's hooks (NULL: none) and the check's state */
+  const zlb_integrity_t *ig;
+  zlb_session_t *s;
+  size_t at;   /* the sample checked (0-based; never the first) */
+  int done;    /* the check ran (once per measurement) */
+  size_t sample; /* the sample it ran on ((size_t)-1: a call after the samples) */
 };
 
 /* A callback's failure as an engine error: its own code where it is a ZLB
@@ -344,6 +354,171 @@ static int capture_adapter(void *ctx, int k, zlb_stream_t s, zlb_graph_t *g, zlb
   return from_callback("capture", rc, &ae, err);
 }
 
+/* ---- the integrity gate (zlb_measure_integrity, docs/integrity.md) ------- */
+
+/* The checked sample is one of samples 2..INTEG_SPAN + 1, as `zlbench run
+ * --integrity` chooses it: every timer takes that many normally. */
+#define INTEG_SPAN 9
+
+/* A check callback's answer: 0 a match, ZLB_EMISMATCH (its message kept)
+ * for a mismatch, else the callback's error. */
+static int from_check(int rc, const zlb_api_error_t *ae, size_t sample, zlb_error_t *err) {
+  char msg[sizeof(ae->msg)];
+  if (!rc)
+    return 0;
+  if (rc > 0 || rc == ZLB_API_EMISMATCH || ae->code == ZLB_API_EMISMATCH) {
+    zlb_strlcpy(msg, ae->msg[0] ? ae->msg : "the check callback reported a mismatch",
+                sizeof(msg));
+    if (sample == (size_t)-1)
+      return zlb_error_set(err, ZLB_EMISMATCH,
+                           "integrity: the outputs of a call after the timed samples do not "
+                           "match the reference on fresh inputs (a result cached across "
+                           "calls, or work skipped after the first call): %s",
+                           msg);
+    return zlb_error_set(err, ZLB_EMISMATCH,
+                         "integrity: the outputs of timed iteration %zu do not match the "
+                         "reference on fresh inputs (a result cached across calls, or work "
+                         "skipped after the first call): %s",
+                         sample + 1, msg);
+  }
+  return from_callback("integrity check", rc, ae, err);
+}
+
+/* zlb_launch_t.integrity: before the chosen sample, wait for the device
+ * (the samples before it read the old inputs), let the caller refresh its
+ * inputs in place and poison its outputs, wait again (the refresh may have
+ * queued work anywhere); after it, wait and let the caller compare. */
+static int integ_hook(void *ctx, int after, size_t sample, zlb_stream_t st, zlb_error_t *err) {
+  struct cb *c = ctx;
+  zlb_backend_t *b = c->s->b;
+  zlb_api_error_t ae;
+  int rc;
+  memset(&ae, 0, sizeof(ae));
+  if (!after) {
+    if (c->done || sample < c->at)
+      return 0;
+    if ((rc = b->v->sync(b, err)))
+      return rc;
+    if ((rc = c->ig->refresh(c->ig->user, sample + 1, (void *)st, &ae)))
+      return from_callback("integrity refresh", rc, &ae, err);
+    if ((rc = b->v->sync(b, err)))
+      return rc;
+    c->done = 1;
+    c->sample = sample;
+    return 1;
+  }
+  if ((rc = b->v->sync(b, err)))
+    return rc;
+  rc = c->ig->check(c->ig->user, c->sample == (size_t)-1 ? 0 : c->sample + 1, (void *)st, &ae);
+  return from_check(rc, &ae, c->sample, err);
+}
+
+/* The timer took fewer samples than the one chosen: one more call checked
+ * after them, so a callable never goes unchecked. */
+static int integ_late(struct cb *c, zlb_stream_t st, zlb_error_t *err) {
+  size_t at = c->at;
+  int rc;
+  c->at = 0;
+  rc = integ_hook(c, 0, 0, st, err);
+  c->at = at;
+  if (rc < 0 || (rc = call_adapter(c, st, err)))
+    return rc;
+  c->sample = (size_t)-1;
+  return integ_hook(c, 1, 0, st, err);
+}
+
+/* Append "; text" (or "text") to the result's integrity string. */
+static void integ_say(zlb_result_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void integ_say(zlb_result_t *r, const char *fmt, ...) {
+  size_t n = strlen(r->integrity);
+  va_list ap;
+  if (n && n + 2 < sizeof(r->integrity)) {
+    memcpy(r->integrity + n, "; ", 3);
+    n += 2;
+  }
+  va_start(ap, fmt);
+  vsnprintf(r->integrity + n, sizeof(r->integrity) - n, fmt, ap);
+  va_end(ap);
+}
+
+/*
+ * Work on another stream, as `zlbench run --integrity` checks it: one call
+ * traced after an empty kernel on the session's stream (whose span names
+ * that stream to the tracer); a kernel of the call on any other stream is
+ * refused (ZLB_EMISMATCH). Without a tracer that names streams the result
+ * says the check was not possible.
+ */
+static int integ_streams(zlb_session_t *s, struct cb *c, zlb_result_t *r, zlb_error_t *err) {
+  zlb_backend_t *b = s->b;
+  zlb_trace_span_t *sp = NULL;
+  size_t n = 0, mine = 0, other = 0, first = 0;
+  uint64_t mark = 0;
+  uint32_t own = 0, stray = 0;
+  int rc, rc2, have_own = 0;
+  zlb_error_t why = ZLB_ERROR_INIT, e2 = ZLB_ERROR_INIT;
+
+  if (!b->v->trace_begin || !b->v->trace_now || !b->v->trace_end || !b->v->launch_empty) {
+    integ_say(r, "side streams: not checked (backend '%s' has no %s)", b->desc->name,
+              b->v->trace_begin ? "empty kernel to name its stream" : "kernel tracer");
+    return 0;
+  }
+  if ((b->v->trace_available && b->v->trace_available(b, &why)) || b->v->trace_begin(b, &why)) {
+    integ_say(r, "side streams: not checked (%s)", why.msg);
+    return 0;
+  }
+  if (!(rc = b->v->launch_empty(b, s->stream, err)) &&
+      !(rc = b->v->stream_sync(b, s->stream, err)) && !(rc = b->v->trace_now(b, &mark, err)) &&
+      !(rc = call_adapter(c, s->stream, err)))
+    rc = b->v->sync(b, err); /* the side stream's work too */
+  rc2 = b->v->trace_end(b, &sp, &n, rc ? &e2 : err);
+  if (!rc)
+    rc = rc2;
+  if (rc)
+    goto out;
+  /* The empty kernel ended before the call began: the earliest span, and
+   * it must start before `mark` (a tracer that lost it leaves the stream
+   * unknown). */
+  for (size_t i = 1; i < n; i++)
+    if (sp[i].start < sp[first].start)
+      first = i;
+  if (n && sp[first].start < mark) {
+    own = sp[first].stream;
+    have_own = 1;
+  }
+  for (size_t i = 0; i < n && have_own; i++)
+    if (i != first) {
+      mine++;
+      if (sp[i].stream != own) {
+        other++;
+        stray = sp[i].stream;
+      }
+    }
+  if (!have_own)
+    integ_say(r, "side streams: not checked (the tracer lost the empty kernel that names the "
+                 "given stream)");
+  else if (!own)
+    integ_say(r, "side streams: not checked (the tracer does not name the stream of a kernel)");
+  else if (other)
+    rc = zlb_error_set(err, ZLB_EMISMATCH,
+                       "integrity: the candidate ran %zu of its %zu kernel%s on another "
+                       "stream (tracer stream %u, not %u, the stream it was given); its "
+                       "time would not be measured",
+                       other, mine, mine == 1 ? "" : "s", stray, own);
+  else
+    integ_say(r, "side streams: none (%zu kernel%s traced, all on the given stream)", mine,
+              mine == 1 ? "" : "s");
+out:
+  free(sp);
+  return rc;
+}
+
+/* The sample to check, from the caller's seed (as `run` mixes its seed). */
+static size_t integ_at(unsigned long long seed) {
+  uint64_t h = ((uint64_t)seed ^ 0x1e7e6a11c0ffee5full) * 0x9e3779b97f4a7c15ull;
+  h ^= h >> 29;
+  return 1 + (size_t)(h % INTEG_SPAN);
+}
+
 /* ---- measurements -------------------------------------------------------- */
 
 static int ensure_flush(zlb_session_t *s, const zlb_measure_opts_t *o, zlb_error_t *e) {
@@ -391,6 +566,16 @@ static int measure_locked(zlb_session_t *s, const zlb_measure_opts_t *o, struct 
     return rc;
   to_timing(o, &t);
   r->repeat = applied_repeat(o);
+  r->integ_iter = -1;
+  if (c->ig) {
+    /* One traced call before timing (the side-stream check), then one timed
+     * sample checked through the timers' hook. */
+    if (c->ig->side_streams && (rc = integ_streams(s, c, r, e)))
+      return rc;
+    if (!c->ig->side_streams)
+      integ_say(r, "side streams: not checked (not asked)");
+    l.integrity = integ_hook;
+  }
   memset(&fail, 0, sizeof(fail));
   read_clocks(s, r, 0);
   if (t.triton_counts && (rc = flush_ms(s, &t.count_flush_ms, e))) {
@@ -416,6 +601,8 @@ static int measure_locked(zlb_session_t *s, const zlb_measure_opts_t *o, struct 
     }
     zlb_strlcpy(r->verdict, zlb_verdict_name(fail.verdict), sizeof(r->verdict));
   }
+  if (!rc && c->ig && !c->done)
+    rc = integ_late(c, s->stream, e);
   /* A device error outside a capture (a kernel fault seen by a direct,
    * queue or trace measurement): fatal when the backend's table says so or
    * the context no longer works, as for zlbench run. */
@@ -442,6 +629,17 @@ static int measure_locked(zlb_session_t *s, const zlb_measure_opts_t *o, struct 
   }
   if (rc)
     return rc;
+  if (c->ig) {
+    r->integ_iter = c->sample == (size_t)-1 ? 0.0 : (double)(c->sample + 1);
+    if (c->sample == (size_t)-1)
+      integ_say(r, "timed sample: a call after the %zu timed samples checked on fresh inputs "
+                   "(the timer took fewer than the %zu chosen)",
+                r->m.nsamples, c->at + 1);
+    else
+      integ_say(r, "timed sample: iteration %zu checked on fresh inputs and left out of the "
+                   "statistics",
+                c->sample + 1);
+  }
   read_clocks(s, r, 1);
   for (int w = 0; w < 2; w++)
     if (r->have_clk[w] && r->clk[w].throttled && !r->throttled) {
@@ -464,10 +662,20 @@ static int measure_locked(zlb_session_t *s, const zlb_measure_opts_t *o, struct 
 ZLB_API int zlb_measure(zlb_session_t *s, const zlb_measure_opts_t *opts, zlb_call_fn call,
                         zlb_capture_fn capture, void *user, zlb_result_t **out,
                         zlb_api_error_t *err) {
+  return zlb_measure_integrity(s, opts, call, capture, user, NULL, out, err);
+}
+
+/* The least zlb_integrity_t a caller may pass: API 1.3's. */
+#define INTEG_V13_SIZE (offsetof(zlb_integrity_t, side_streams) + sizeof(int))
+
+ZLB_API int zlb_measure_integrity(zlb_session_t *s, const zlb_measure_opts_t *opts,
+                                  zlb_call_fn call, zlb_capture_fn capture, void *user,
+                                  const zlb_integrity_t *ig, zlb_result_t **out,
+                                  zlb_api_error_t *err) {
   zlb_error_t e = ZLB_ERROR_INIT;
   zlb_measure_opts_t o;
   zlb_result_t *r;
-  struct cb c = {call, capture, user};
+  struct cb c = {call, capture, user, NULL, s, 0, 0, 0};
   int rc;
 
   if (out)
@@ -476,6 +684,20 @@ ZLB_API int zlb_measure(zlb_session_t *s, const zlb_measure_opts_t *opts, zlb_ca
     zlb_error_set(&e, ZLB_EINVAL, "zlb_measure: %s is NULL",
                   !s ? "the session" : !call ? "the call callback" : "out");
     return fail_api(err, &e);
+  }
+  if (ig && (ig->struct_size < INTEG_V13_SIZE || ig->struct_size > (size_t)1 << 20 ||
+             !ig->refresh || !ig->check || (ig->side_streams != 0 && ig->side_streams != 1))) {
+    zlb_error_set(&e, ZLB_EINVAL,
+                  "zlb_measure_integrity: %s",
+                  ig->struct_size < INTEG_V13_SIZE || ig->struct_size > (size_t)1 << 20
+                      ? "the integrity struct's struct_size is not sizeof(zlb_integrity_t)"
+                  : !ig->refresh || !ig->check ? "the integrity struct needs both refresh and check"
+                                               : "side_streams must be 0 or 1");
+    return fail_api(err, &e);
+  }
+  if (ig) {
+    c.ig = ig;
+    c.at = integ_at(ig->seed);
   }
   if ((rc = read_opts(opts, &o, &e)))
     return fail_api(err, &e);
@@ -533,6 +755,7 @@ static const struct {
     {"device_name", 's'},       {"samples", 'a'},               {"quantiles", 'a'},
     {"call_values", 'a'},       {"sample_s", 'n'},              {"attempt_s", 'n'},
     {"host_ms", 'n'},
+    {"integrity", 's'},         {"integrity_iteration", 'n'},
 };
 
 ZLB_API const char *zlb_result_key(size_t i, char *kind) {
@@ -583,6 +806,8 @@ ZLB_API int zlb_result_number(const zlb_result_t *r, const char *key, double *ou
     *out = m->attempt_s;
   else if (!strcmp(key, "host_ms"))
     *out = m->host_ms;
+  else if (!strcmp(key, "integrity_iteration"))
+    *out = r->integ_iter;
   else if (!strcmp(key, "graph_launches"))
     *out = m->timer == ZLB_TIMER_GRAPH ? m->graph_launches : 0;
   else if (!strcmp(key, "replays"))
@@ -625,6 +850,8 @@ ZLB_API int zlb_result_string(const zlb_result_t *r, const char *key, const char
     *out = r->backend;
   else if (!strcmp(key, "device_name"))
     *out = r->device_name;
+  else if (!strcmp(key, "integrity"))
+    *out = r->integrity;
   else
     return ZLB_ENOTFOUND;
   return 0;
