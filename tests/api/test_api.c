@@ -517,8 +517,110 @@ static void test_result_keys(void **state) {
   zlb_session_close(s);
 }
 
+/* The integrity gate (API 1.3): "tensors" of 16 ints, out = in + 1. */
+struct integ {
+  int in[16], out[16];
+  int calls, refreshed, checked;
+  int skip_after_first; /* the cheat: compute on the first call only */
+  size_t iteration;     /* what check() was told */
+};
+
+static int add_one(void *user, void *stream, zlb_api_error_t *err) {
+  struct integ *g = user;
+  (void)stream;
+  (void)err;
+  if (++g->calls == 1 || !g->skip_after_first)
+    for (int i = 0; i < 16; i++)
+      g->out[i] = g->in[i] + 1;
+  return 0;
+}
+
+static int integ_refresh(void *user, size_t iteration, void *stream, zlb_api_error_t *err) {
+  struct integ *g = user;
+  (void)iteration;
+  (void)stream;
+  (void)err;
+  g->refreshed++;
+  for (int i = 0; i < 16; i++) {
+    g->in[i] = 1000 * g->refreshed + i; /* same array, new values */
+    g->out[i] = -1;                     /* poisoned */
+  }
+  return 0;
+}
+
+static int integ_check(void *user, size_t iteration, void *stream, zlb_api_error_t *err) {
+  struct integ *g = user;
+  int bad = 0;
+  (void)stream;
+  g->checked++;
+  g->iteration = iteration;
+  for (int i = 0; i < 16; i++)
+    bad += g->out[i] != g->in[i] + 1;
+  if (!bad)
+    return 0;
+  snprintf(err->msg, sizeof(err->msg), "%d of 16 elements differ", bad);
+  return ZLB_API_EMISMATCH;
+}
+
+static void test_measure_integrity(void **state) {
+  zlb_session_t *s = host();
+  zlb_measure_opts_t o = quick();
+  zlb_integrity_t ig = {sizeof(zlb_integrity_t), integ_refresh, integ_check, NULL, 5, 1};
+  struct integ g;
+  zlb_result_t *r = NULL;
+  zlb_api_error_t e;
+  char want[96];
+  (void)state;
+  /* At least 20 samples whatever the machine's speed. */
+  o.stop = ZLB_API_STOP_NOISE;
+  o.min_samples = 20;
+  o.max_noise = 1.0;
+  o.timeout_ms = 60000;
+  o.max_samples = 100;
+  memset(&g, 0, sizeof(g));
+  ig.user = &g;
+  assert_int_equal(zlb_measure_integrity(s, &o, add_one, NULL, &g, &ig, &r, &e), 0);
+  assert_int_equal(g.refreshed, 1);
+  assert_int_equal(g.checked, 1);
+  assert_true(g.iteration >= 2 && g.iteration <= 10);
+  assert_true(num(r, "integrity_iteration") == (double)g.iteration);
+  snprintf(want, sizeof(want), "timed sample: iteration %zu checked on fresh inputs",
+           g.iteration);
+  assert_str_contains(str(r, "integrity"), want);
+  assert_str_contains(str(r, "integrity"), "side streams: not checked (backend 'host'");
+  zlb_result_free(r);
+  r = NULL;
+  /* The cheat: right on its first call, stale afterwards. */
+  memset(&g, 0, sizeof(g));
+  g.skip_after_first = 1;
+  assert_int_equal(zlb_measure_integrity(s, &o, add_one, NULL, &g, &ig, &r, &e),
+                   ZLB_API_EMISMATCH);
+  assert_null(r);
+  assert_int_equal(e.code, ZLB_API_EMISMATCH);
+  snprintf(want, sizeof(want), "integrity: the outputs of timed iteration %zu do not match",
+           g.iteration);
+  assert_str_contains(e.msg, want);
+  assert_str_contains(e.msg, "16 of 16 elements differ");
+  /* Without the gate the cheat times, and the result says nothing was checked. */
+  assert_int_equal(zlb_measure(s, &o, add_one, NULL, &g, &r, &e), 0);
+  assert_string_equal(str(r, "integrity"), "");
+  assert_true(num(r, "integrity_iteration") == -1);
+  zlb_result_free(r);
+  r = NULL;
+  /* Refusals: an old or absent struct size, a missing callback. */
+  ig.struct_size = 8;
+  assert_int_equal(zlb_measure_integrity(s, &o, add_one, NULL, &g, &ig, &r, &e), EINVAL_);
+  assert_str_contains(e.msg, "struct_size");
+  ig.struct_size = sizeof(ig);
+  ig.check = NULL;
+  assert_int_equal(zlb_measure_integrity(s, &o, add_one, NULL, &g, &ig, &r, &e), EINVAL_);
+  assert_str_contains(e.msg, "both refresh and check");
+  zlb_session_close(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_measure_integrity),
       cmocka_unit_test(test_version_and_sessions),
       cmocka_unit_test(test_measure_direct),
       cmocka_unit_test(test_graph_request_without_graphs),
