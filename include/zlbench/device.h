@@ -51,6 +51,9 @@ typedef struct zlb_device_info {
   size_t mem_bytes;
   size_t l2_bytes;
   int clock_khz, mem_clock_khz, bus_width_bits;
+  /* The last cache before memory where it is not the L2 (a CPU's L3);
+   * 0: the L2 is the last (GPUs) or it is unknown. */
+  size_t llc_bytes;
 } zlb_device_info_t;
 
 /* Opaque handles; each backend casts its own types. */

@@ -71,6 +71,12 @@ static int host_device_info(zlb_backend_t *b, int index, zlb_device_info_t *info
     info->l2_bytes = l2 > 0 ? (size_t)l2 : 0;
   }
 #endif
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  {
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    info->llc_bytes = l3 > 0 && (size_t)l3 > info->l2_bytes ? (size_t)l3 : 0;
+  }
+#endif
   {
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psz > 0)

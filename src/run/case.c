@@ -744,19 +744,24 @@ out:
 /*
  * A rate above the measured ceiling it is compared with cannot be: the
  * case declares more bytes or FLOPs than it moves, or the time is wrong.
- * Refused where the ceiling applies: the direct and trace timers with the
- * L2 flushed, the graph and queue timers under --l2 cold, or a working set
- * larger than the L2 (or a device that reports none). A warm-L2 row whose
- * working set fits in the L2 may beat the DRAM ceiling honestly: a note
- * only.
+ * Refused where the ceiling applies: the direct and trace timers with a
+ * flush at least as large as the last cache, the graph and queue timers
+ * under --l2 cold, or a working set larger than the last cache (or a
+ * device that reports none). A row whose working set may sit in a cache
+ * (warm L2, or a CPU's L3 larger than its flush) may beat the memory
+ * ceiling honestly: a note only.
  */
 static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   const zlb__peaks_t *p = &r->peaks;
   const zlb_measurement_t *m = &row->m[ZLB_CANDIDATE];
   double s = row->cand_ms * 1e-3;
-  int flushed = ((m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) && r->flush.bytes) ||
+  /* The last cache before memory: a CPU's L3 where the host reports one,
+   * else the L2. */
+  size_t l2 = r->b->info.llc_bytes > r->b->info.l2_bytes ? r->b->info.llc_bytes
+                                                         : r->b->info.l2_bytes;
+  int flushed = ((m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) &&
+                 r->flush.bytes && r->flush.bytes >= l2) ||
                 m->l2_cold; /* --l2 cold: the graph and queue timers flush too */
-  size_t l2 = r->b->info.l2_bytes;
   char rate[256] = "";
   if (!(row->pct_peak > 100.0) || !(s > 0))
     return;
@@ -769,12 +774,15 @@ static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   else
     snprintf(rate, sizeof(rate), "bytes and FLOPs together beyond the measured ceilings");
   if (!flushed && l2 && row->bytes <= (double)l2) {
-    integ_say(row, "peak: %.0f %% (%s) is above the DRAM ceiling with a warm L2: not refused "
-                   "(the %.0f bytes fit in the %zu-byte L2)",
-              row->pct_peak, rate, row->bytes, l2);
+    integ_say(row, "peak: %.0f %% (%s) is above the memory ceiling with a warm cache: not "
+                   "refused (the %.0f bytes fit in the %zu-byte last cache%s)",
+              row->pct_peak, rate, row->bytes, l2,
+              m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE
+                  ? ", larger than the flush"
+                  : "");
     if (!row->note[0])
       snprintf(row->note, sizeof(row->note),
-               "integrity: above the DRAM ceiling with a warm L2 (%.0f %%): not refused",
+               "integrity: above the memory ceiling with a warm cache (%.0f %%): not refused",
                row->pct_peak);
     return;
   }

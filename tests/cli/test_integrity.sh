@@ -72,7 +72,7 @@ expect_rc 0 env ZL_TEST_PEAKS=1000 ZL_TEST_L2_BYTES=4000000000000000 \
   "$ZLBENCH" run cheat_rate --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 \
   $QUICK --timer direct --integrity --out "$TMP/warm"
 all_rows_are "$TMP/warm/run.log" Status SUCCESS || fail "a warm-L2 row that fits in the L2 was refused"
-expect_in "$TMP/warm/run.log" "above the DRAM ceiling with a warm L2"
+expect_in "$TMP/warm/run.log" "above the memory ceiling with a warm cache"
 # The environment turns it on as the option does.
 expect_rc 1 env ZL_INTEGRITY=1 "$ZLBENCH" run cheat_skip --backend test --lib "$TESTOPS" \
   --shape-file "$SH" --dtypes float32 $QUICK --timer queue --out "$TMP/env"
