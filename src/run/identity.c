@@ -41,6 +41,8 @@ static void device_json(zlb_jw_t *jw, const zlb_backend_t *b) {
   zlb_jw_key_int(jw, "cc_minor", d->cc_minor);
   zlb_jw_key_int(jw, "memory_bytes", (long long)d->mem_bytes);
   zlb_jw_key_int(jw, "l2_bytes", (long long)d->l2_bytes);
+  if (d->llc_bytes) /* a last cache beyond the L2 (the host's L3) */
+    zlb_jw_key_int(jw, "llc_bytes", (long long)d->llc_bytes);
   zlb_jw_object_end(jw);
 }
 

@@ -98,6 +98,12 @@ expect_in "$TMP/drop.json" "side streams: not checked (the tracer lost the empty
 expect_rc 0 env ZL_TEST_PEAKS=1000 "$ZLBENCH" run add --backend host --dtypes float32 $QUICK \
   --integrity --out "$TMP/host" --json "$TMP/host.json"
 expect_not_in "$TMP/host/run_identity.json" "ZL_TEST_PEAKS"
+# The host's L3, where it has one larger than its L2, is its last cache.
+l3=$(getconf LEVEL3_CACHE_SIZE 2>/dev/null || echo 0)
+l2=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null || echo 0)
+if [ "${l3:-0}" -gt "${l2:-0}" ] 2>/dev/null; then
+  expect_in "$TMP/host/run_identity.json" "\"llc_bytes\": $l3"
+fi
 expect_in "$TMP/host.json" "side streams: not checked (backend 'host' has no kernel tracer)"
 expect_in "$TMP/host/run_identity.json" '"integrity_side_streams": "not possible'
 
