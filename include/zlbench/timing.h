@@ -335,6 +335,20 @@ int zlb_time_case(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
  * marked, where the stream cannot be held). */
 zlb_timer_kind_t zlb_timer_resolve(zlb_timer_kind_t requested, unsigned caps);
 
+/**
+ * The integrity gate's side-stream check (`run --integrity` and the
+ * measurement API): one call (`call(ctx, s, err)`) traced after an empty
+ * kernel on `s`, whose span names `s` to the tracer; a kernel of the call
+ * on any other stream is ZLB_EMISMATCH with a message that says so.
+ * Otherwise `note` says what was checked, or why the check was not
+ * possible (no tracer, no empty kernel, a tracer that names no stream or
+ * lost the empty kernel's span), and 0 is returned. Other errors are the
+ * call's or the tracer's.
+ */
+int zlb_trace_side_streams(zlb_backend_t *b, zlb_stream_t s,
+                           int (*call)(void *ctx, zlb_stream_t s, zlb_error_t *err), void *ctx,
+                           char *note, size_t len, zlb_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -449,66 +449,10 @@ static void integ_say(zlb_result_t *r, const char *fmt, ...) {
  * says the check was not possible.
  */
 static int integ_streams(zlb_session_t *s, struct cb *c, zlb_result_t *r, zlb_error_t *err) {
-  zlb_backend_t *b = s->b;
-  zlb_trace_span_t *sp = NULL;
-  size_t n = 0, mine = 0, other = 0, first = 0;
-  uint64_t mark = 0;
-  uint32_t own = 0, stray = 0;
-  int rc, rc2, have_own = 0;
-  zlb_error_t why = ZLB_ERROR_INIT, e2 = ZLB_ERROR_INIT;
-
-  if (!b->v->trace_begin || !b->v->trace_now || !b->v->trace_end || !b->v->launch_empty) {
-    integ_say(r, "side streams: not checked (backend '%s' has no %s)", b->desc->name,
-              b->v->trace_begin ? "empty kernel to name its stream" : "kernel tracer");
-    return 0;
-  }
-  if ((b->v->trace_available && b->v->trace_available(b, &why)) || b->v->trace_begin(b, &why)) {
-    integ_say(r, "side streams: not checked (%s)", why.msg);
-    return 0;
-  }
-  if (!(rc = b->v->launch_empty(b, s->stream, err)) &&
-      !(rc = b->v->stream_sync(b, s->stream, err)) && !(rc = b->v->trace_now(b, &mark, err)) &&
-      !(rc = call_adapter(c, s->stream, err)))
-    rc = b->v->sync(b, err); /* the side stream's work too */
-  rc2 = b->v->trace_end(b, &sp, &n, rc ? &e2 : err);
-  if (!rc)
-    rc = rc2;
-  if (rc)
-    goto out;
-  /* The empty kernel ended before the call began: the earliest span, and
-   * it must start before `mark` (a tracer that lost it leaves the stream
-   * unknown). */
-  for (size_t i = 1; i < n; i++)
-    if (sp[i].start < sp[first].start)
-      first = i;
-  if (n && sp[first].start < mark) {
-    own = sp[first].stream;
-    have_own = 1;
-  }
-  for (size_t i = 0; i < n && have_own; i++)
-    if (i != first) {
-      mine++;
-      if (sp[i].stream != own) {
-        other++;
-        stray = sp[i].stream;
-      }
-    }
-  if (!have_own)
-    integ_say(r, "side streams: not checked (the tracer lost the empty kernel that names the "
-                 "given stream)");
-  else if (!own)
-    integ_say(r, "side streams: not checked (the tracer does not name the stream of a kernel)");
-  else if (other)
-    rc = zlb_error_set(err, ZLB_EMISMATCH,
-                       "integrity: the candidate ran %zu of its %zu kernel%s on another "
-                       "stream (tracer stream %u, not %u, the stream it was given); its "
-                       "time would not be measured",
-                       other, mine, mine == 1 ? "" : "s", stray, own);
-  else
-    integ_say(r, "side streams: none (%zu kernel%s traced, all on the given stream)", mine,
-              mine == 1 ? "" : "s");
-out:
-  free(sp);
+  char note[256];
+  int rc = zlb_trace_side_streams(s->b, s->stream, call_adapter, c, note, sizeof(note), err);
+  if (!rc && note[0])
+    integ_say(r, "%s", note);
   return rc;
 }
 

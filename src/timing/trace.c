@@ -125,3 +125,71 @@ int zlb_time_trace(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   m->host_ms = NAN;
   return zlb__repeat(b, s, l, o, flush, m, trace_once, err);
 }
+
+int zlb_trace_side_streams(zlb_backend_t *b, zlb_stream_t s,
+                           int (*call)(void *ctx, zlb_stream_t s, zlb_error_t *err), void *ctx,
+                           char *note, size_t len, zlb_error_t *err) {
+  zlb_trace_span_t *sp = NULL;
+  size_t n = 0, mine = 0, other = 0, first = 0;
+  uint64_t mark = 0;
+  uint32_t own = 0, stray = 0;
+  int rc, rc2, have_own = 0;
+  zlb_error_t why = ZLB_ERROR_INIT, e2 = ZLB_ERROR_INIT;
+
+  note[0] = '\0';
+  if (!b->v->trace_begin || !b->v->trace_now || !b->v->trace_end || !b->v->launch_empty) {
+    snprintf(note, len, "side streams: not checked (backend '%s' has no %s)", b->desc->name,
+             b->v->trace_begin ? "empty kernel to name its stream" : "kernel tracer");
+    return 0;
+  }
+  if ((b->v->trace_available && b->v->trace_available(b, &why)) || b->v->trace_begin(b, &why)) {
+    snprintf(note, len, "side streams: not checked (%s)", why.msg);
+    return 0;
+  }
+  if (!(rc = b->v->launch_empty(b, s, err)) && !(rc = b->v->stream_sync(b, s, err)) &&
+      !(rc = b->v->trace_now(b, &mark, err)) && !(rc = call(ctx, s, err)))
+    rc = b->v->sync(b, err); /* the side stream's work too */
+  rc2 = b->v->trace_end(b, &sp, &n, rc ? &e2 : err);
+  if (!rc)
+    rc = rc2;
+  if (rc)
+    goto out;
+  /* The empty kernel ended before the call began (a synchronisation lies
+   * between): it is the earliest span, and it must start before `mark`
+   * (a tracer that lost it leaves the stream unknown). A kernel of the
+   * call that reads a little before `mark` (the tracer's clock conversion)
+   * is still the call's. */
+  for (size_t i = 1; i < n; i++)
+    if (sp[i].start < sp[first].start)
+      first = i;
+  if (n && sp[first].start < mark) {
+    own = sp[first].stream;
+    have_own = 1;
+  }
+  for (size_t i = 0; i < n && have_own; i++)
+    if (i != first) {
+      mine++;
+      if (sp[i].stream != own) {
+        other++;
+        stray = sp[i].stream;
+      }
+    }
+  if (!have_own)
+    snprintf(note, len, "side streams: not checked (the tracer lost the empty kernel that names "
+                        "the given stream)");
+  else if (!own)
+    snprintf(note, len,
+             "side streams: not checked (the tracer does not name the stream of a kernel)");
+  else if (other)
+    rc = zlb_error_set(err, ZLB_EMISMATCH,
+                       "integrity: the candidate ran %zu of its %zu kernel%s on another "
+                       "stream (tracer stream %u, not %u, the stream it was given); its "
+                       "time would not be measured",
+                       other, mine, mine == 1 ? "" : "s", stray, own);
+  else
+    snprintf(note, len, "side streams: none (%zu kernel%s traced, all on the given stream)", mine,
+             mine == 1 ? "" : "s");
+out:
+  free(sp);
+  return rc;
+}
