@@ -134,8 +134,10 @@ typedef struct zlb_res_set {
   size_t ncal;
   size_t nfiles;
   char root[1024];
+  /* What the folder scan skipped and why, for the caller to show. */
+  zlb_strvec_t warnings;
 } zlb_res_set_t;
-#define ZLB_RES_SET_INIT {NULL, 0, 0, NULL, 0, 0, {0}}
+#define ZLB_RES_SET_INIT {NULL, 0, 0, NULL, 0, 0, {0}, ZLB_STRVEC_INIT}
 
 /* Limits on untrusted input. */
 #define ZLB_RES_MAX_FILES 100000

@@ -48,9 +48,12 @@ typedef struct zlb_summary {
   size_t n;
   size_t alloc;
   size_t nlogs;
+  /* What the folder scan skipped and why ("skipping 'PATH': a FIFO, not a
+   * regular file"), for the caller to show; freed by zlb_summary_release. */
+  zlb_strvec_t warnings;
 } zlb_summary_t;
 
-#define ZLB_SUMMARY_INIT {NULL, 0, 0, 0}
+#define ZLB_SUMMARY_INIT {NULL, 0, 0, 0, ZLB_STRVEC_INIT}
 
 /**
  * A timer name as any zlbench version wrote it (Timer column, run

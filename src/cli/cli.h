@@ -12,6 +12,11 @@
 /* "zlbench: error: ..." on stderr. */
 void zlb_cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void zlb_cli_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Each of the library's warnings (a folder scan's skipped files), one line each. */
+void zlb_cli_warn_all(const zlb_strvec_t *w);
+/** zlb_res_load, then what its folder scan skipped, as warnings. */
+struct zlb_res_set;
+int zlb_cli_res_load(struct zlb_res_set *s, const char *path, zlb_error_t *err);
 void zlb_cli_notef(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** Print an error object and return the exit code its code maps to. */
 int zlb_cli_fail(const zlb_error_t *err);

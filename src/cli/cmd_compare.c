@@ -94,7 +94,7 @@ int zlb_cmd_compare(int argc, char **argv) {
     rc = ZLB_EXIT_USAGE;
     goto out;
   }
-  if (zlb_res_load(&a, args.v[0], &err) || zlb_res_load(&b, args.v[1], &err)) {
+  if (zlb_cli_res_load(&a, args.v[0], &err) || zlb_cli_res_load(&b, args.v[1], &err)) {
     zlb_cli_errorf("compare: %s", err.msg);
     rc = ZLB_EXIT_USAGE;
     goto out;

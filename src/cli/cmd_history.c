@@ -320,7 +320,7 @@ static int history_add(const char *dbpath, const char *dir) {
 
   if (inj && zlb_parse_long(inj, &abort_after))
     abort_after = -1;
-  if (zlb_res_load(&s, dir, &err)) {
+  if (zlb_cli_res_load(&s, dir, &err)) {
     zlb_cli_errorf("history add: %s", err.msg);
     return ZLB_EXIT_USAGE;
   }
@@ -694,7 +694,7 @@ static int history_check(const char *dbpath, const char *dir, long last, zlb_cmp
   size_t nruns = 0;
   int rc = ZLB_EXIT_OK;
   memset(&c, 0, sizeof(c));
-  if (zlb_res_load(&cur, dir, &err)) {
+  if (zlb_cli_res_load(&cur, dir, &err)) {
     zlb_cli_errorf("history check: %s", err.msg);
     return ZLB_EXIT_USAGE;
   }

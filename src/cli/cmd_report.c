@@ -96,13 +96,13 @@ int zlb_cmd_report(int argc, char **argv) {
     rc = ZLB_EXIT_USAGE;
     goto out;
   }
-  if (zlb_res_load(&res, args.v[0], &err)) {
+  if (zlb_cli_res_load(&res, args.v[0], &err)) {
     zlb_cli_errorf("report: %s", err.msg);
     rc = ZLB_EXIT_USAGE;
     goto out;
   }
   if (cmp) {
-    if (zlb_res_load(&other, cmp, &err)) {
+    if (zlb_cli_res_load(&other, cmp, &err)) {
       zlb_cli_errorf("report: %s", err.msg);
       rc = ZLB_EXIT_USAGE;
       goto out;

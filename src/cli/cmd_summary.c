@@ -76,7 +76,9 @@ int zlb_cmd_summary(int argc, char **argv) {
     goto out;
   }
 
-  if (zlb_summary_scan_dir(&s, dir, &err) != 0) {
+  rc = zlb_summary_scan_dir(&s, dir, &err);
+  zlb_cli_warn_all(&s.warnings);
+  if (rc != 0) {
     zlb_cli_errorf("summary: %s", err.msg);
     rc = ZLB_EXIT_USAGE;
     goto out;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "zlbench/compare.h"
 
 /* Messages name paths, operators and hosts that come from folders and files
  * other people wrote: control bytes (escape sequences, a newline forging a
@@ -30,6 +31,17 @@ void zlb_cli_warnf(const char *fmt, ...) {
   va_start(ap, fmt);
   vmsg("warning: ", fmt, ap);
   va_end(ap);
+}
+
+void zlb_cli_warn_all(const zlb_strvec_t *w) {
+  for (size_t i = 0; i < w->n; i++)
+    zlb_cli_warnf("%s", w->v[i]);
+}
+
+int zlb_cli_res_load(struct zlb_res_set *s, const char *path, zlb_error_t *err) {
+  int rc = zlb_res_load(s, path, err);
+  zlb_cli_warn_all(&s->warnings);
+  return rc;
 }
 
 void zlb_cli_notef(const char *fmt, ...) {

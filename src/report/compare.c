@@ -112,6 +112,7 @@ void zlb_res_release(zlb_res_set_t *s) {
     row_release(&s->rows[i]);
   free(s->rows);
   free(s->cals);
+  zlb_strvec_release(&s->warnings);
   memset(s, 0, sizeof(*s));
 }
 
@@ -348,7 +349,7 @@ int zlb_res_load(zlb_res_set_t *s, const char *path, zlb_error_t *err) {
     return load_file(s, path, path, err);
   }
   if ((rc = zlb__collect_files(path, is_results_name, ZLB_RES_MAX_FILES, "results files",
-                                &files, err)))
+                                &files, &s->warnings, err)))
     goto out;
   if (!files.n) {
     rc = zlb_error_set(err, ZLB_ENOTFOUND,

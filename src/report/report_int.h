@@ -15,9 +15,13 @@
  * 'ROOT'"); an unreadable folder is ZLB_EIO, and so is an entry that
  * cannot be examined for any reason but its removal meanwhile (a path
  * longer than PATH_MAX, no permission): it is reported, never skipped.
+ * A FIFO or device under a wanted name is never opened (a FIFO would
+ * block) nor dropped silently: "skipping 'PATH': a FIFO, not a regular
+ * file" goes to `skipped` (NULL: nowhere) for the caller to show.
  */
 int zlb__collect_files(const char *root, int (*want)(const char *name), size_t max,
-                       const char *what, zlb_strvec_t *out, zlb_error_t *err);
+                       const char *what, zlb_strvec_t *out, zlb_strvec_t *skipped,
+                       zlb_error_t *err);
 
 /* Append `row` to `s`, taking ownership of its strings (all non-NULL). */
 void zlb__summary_push(zlb_summary_t *s, const zlb_summary_row_t *row);

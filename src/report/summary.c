@@ -37,6 +37,7 @@ void zlb_summary_release(zlb_summary_t *s) {
   s->n = 0;
   s->alloc = 0;
   s->nlogs = 0;
+  zlb_strvec_release(&s->warnings);
 }
 
 void zlb__summary_push(zlb_summary_t *s, const zlb_summary_row_t *row) {
@@ -183,7 +184,8 @@ static int is_log_name(const char *name) {
 
 /* The walk of zlb__collect_files below root/rel. */
 static int collect(const char *root, const char *rel, int (*want)(const char *name),
-                   size_t max, const char *what, zlb_strvec_t *out, zlb_error_t *err) {
+                   size_t max, const char *what, zlb_strvec_t *out, zlb_strvec_t *skipped,
+                   zlb_error_t *err) {
   zlb_strbuf_t path = ZLB_STRBUF_INIT, child = ZLB_STRBUF_INIT,
                full = ZLB_STRBUF_INIT;
   struct dirent *de;
@@ -222,7 +224,7 @@ static int collect(const char *root, const char *rel, int (*want)(const char *na
     if (S_ISDIR(st.st_mode)) {
       /* attempts/ holds superseded attempts of a batch */
       if (strcmp(de->d_name, "attempts") != 0)
-        rc = collect(root, child.buf, want, max, what, out, err);
+        rc = collect(root, child.buf, want, max, what, out, skipped, err);
     } else if (S_ISREG(st.st_mode) && want(de->d_name)) {
       if (max && out->n >= max)
         rc = zlb_error_set(err, ZLB_EPARSE, "more than %zu %s under '%s'", max, what, root);
@@ -230,12 +232,11 @@ static int collect(const char *root, const char *rel, int (*want)(const char *na
         zlb_strvec_push(out, child.buf);
     } else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) && want(de->d_name)) {
       /* A FIFO or device under a results name is never opened (a FIFO
-       * would block), but not dropped silently either: the scan has no
-       * channel for warnings, so it says so on stderr itself. */
-      zlb_strbuf_t tmp = ZLB_STRBUF_INIT;
-      fprintf(stderr, "zlbench: warning: skipping '%s': %s, not a regular file\n",
-              zlb_printable(&tmp, full.buf), zlb_node_kind(st.st_mode));
-      zlb_strbuf_release(&tmp);
+       * would block), but not dropped silently either: the caller shows
+       * why it was skipped. */
+      if (skipped)
+        zlb_strvec_pushf(skipped, "skipping '%s': %s, not a regular file", full.buf,
+                         zlb_node_kind(st.st_mode));
     }
   }
   closedir(d);
@@ -247,8 +248,9 @@ out:
 }
 
 int zlb__collect_files(const char *root, int (*want)(const char *name), size_t max,
-                       const char *what, zlb_strvec_t *out, zlb_error_t *err) {
-  return collect(root, "", want, max, what, out, err);
+                       const char *what, zlb_strvec_t *out, zlb_strvec_t *skipped,
+                       zlb_error_t *err) {
+  return collect(root, "", want, max, what, out, skipped, err);
 }
 
 int zlb_summary_scan_dir(zlb_summary_t *s, const char *dir, zlb_error_t *err) {
@@ -258,7 +260,7 @@ int zlb_summary_scan_dir(zlb_summary_t *s, const char *dir, zlb_error_t *err) {
 
   if (!zlb_is_dir(dir))
     return zlb_error_set(err, ZLB_ENOTFOUND, "'%s' is not a folder", dir);
-  rc = zlb__collect_files(dir, is_log_name, 0, "logs", &logs, err);
+  rc = zlb__collect_files(dir, is_log_name, 0, "logs", &logs, &s->warnings, err);
   if (rc)
     goto out;
   zlb_strvec_sort(&logs);
