@@ -19,7 +19,8 @@
 #          each process and the [64, 64] row. Pairs already measured are
 #          skipped.
 #          Then the same operators through zlbench batch (fork server, one
-#          child at a time): each child's seconds.
+#          child at a time): each child's seconds, and every row's host time
+#          per call (torch and gems) beside its device time.
 # screen   zlbench batch --provider flaggems over the first LIMIT (default
 #          150) operators of `--list --stage $STAGE` (default stable) at the
 #          core level on every visible GPU, JOBS children at a time on each
@@ -145,6 +146,22 @@ stage_compare() {
   local brc=$?
   t1=$(date +%s.%N)
   note "compare: zlbench batch over $ops rc=$brc in $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}') s (fork server start included)"
+  # Host dispatch time beside device time: each operator's rows from the
+  # batch's summary.csv (the plugin's host_us per call, torch and gems).
+  if [ -f "$d/batch/summary.csv" ]; then
+    note "compare: host time per call (us) beside device time (ms), from $d/batch/summary.csv:"
+    python3 - "$d/batch/summary.csv" <<'PY' | tee -a "$SUMMARY"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+print("%-10s %-8s %-28s %12s %12s %12s %12s" % ("op", "dtype", "shape", "torch_ms", "gems_ms",
+                                                 "torch_host", "gems_host"))
+for r in rows:
+    if r.get("status") not in ("SUCCESS", "ok"):
+        continue
+    print("%-10s %-8s %-28s %12s %12s %12s %12s" % (r["operator"], r["dtype"], r["shape"][:28],
+          r["baseline_ms"], r["candidate_ms"], r.get("base_host_us", ""), r.get("cand_host_us", "")))
+PY
+  fi
   for op in $CMP_OPS; do
     local line st sec r
     line=$(grep "^$op," "$d/batch/ops_status.csv" 2>/dev/null)
