@@ -651,7 +651,8 @@ static void verdicts(zlb_strbuf_t *o, const zlb_html_input_t *in) {
   }
   zlb_strbuf_addstr(o, "</p><div class=\"scroll\"><table id=\"verdict-table\"><tr><th>verdict"
                        "</th><th>operator</th><th>dtype</th><th>shape</th><th>A</th><th>B</th>"
-                       "<th>change</th><th>95% interval</th><th>p</th><th>note</th></tr>");
+                       "<th>change</th><th>95% interval</th><th>p</th><th>A host &micro;s</th>"
+                       "<th>B host &micro;s</th><th>note</th></tr>");
   for (size_t i = 0; i < c->n; i++) {
     const zlb_cmp_pair_t *p = &c->pairs[i];
     const zlb_res_row_t *r = p->a ? p->a : p->b;
@@ -685,6 +686,12 @@ static void verdicts(zlb_strbuf_t *o, const zlb_html_input_t *in) {
       num(o, p->st.p, "%.2g");
     else
       zlb_strbuf_addstr(o, "&ndash;");
+    /* Each side's host time per call of the compared implementation. */
+    for (int k = 0; k < 2; k++) {
+      const zlb_res_row_t *side = k ? p->b : p->a;
+      zlb_strbuf_addstr(o, "</td><td class=\"n host\">");
+      num(o, side ? side->host_us[c->impl == ZLB_CMP_BASELINE ? 0 : 1] : NAN, "%.3f");
+    }
     zlb_strbuf_addstr(o, "</td><td>");
     E(p->st.why);
     zlb_strbuf_addstr(o, "</td></tr>");

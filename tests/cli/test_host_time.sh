@@ -83,6 +83,23 @@ assert len(cells) == 4 and min(cells) >= 50 and sum(c >= 200 for c in cells) == 
 assert sorted(cells) == want, (cells, want)
 PY
 
+# The report's verdict table (--compare): each side's host µs of the
+# compared implementation (the candidate: at least 200 us in both runs).
+expect_rc 0 "$ZLBENCH" report "$TMP/graph" --compare "$TMP/direct" --allow-caliber-mismatch \
+  --out "$TMP/rc.html"
+expect_in "$TMP/rc.html" "A host &micro;s"
+python3 - "$TMP/rc.html" <<'PY' || fail "the report's verdict table lacks the host times"
+import re, sys
+html = open(sys.argv[1]).read()
+table = html[html.index('id="verdict-table"'):]
+table = table[:table.index("</table>")]
+rows = re.findall(r'<tr class="verdict".*?</tr>', table)
+assert len(rows) == 2, rows
+for r in rows:
+    cells = [float(x) for x in re.findall(r'<td class="n host">([0-9.]+)</td>', r)]
+    assert len(cells) == 2 and all(c >= 200 for c in cells), (cells, r)
+PY
+
 # compare: both sides' host times and their change, no verdict on them.
 expect_rc 0 "$ZLBENCH" compare "$TMP/direct" "$TMP/graph" --fail-on never --allow-caliber-mismatch
 expect_in "$TMP/out" "A host(us)"
