@@ -5,6 +5,7 @@
 #define ZLBENCH_AB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "zlbench/run.h"
 
@@ -53,6 +54,25 @@ typedef struct zlb_ab_stat {
 void zlb_ab_stats(const double *a, const double *b, const double *fa, const double *fb,
                   size_t n, double threshold, zlb_ab_stat_t *out);
 
+/* The order of the two blocks of each pair (--order). */
+typedef enum zlb_ab_order {
+  ZLB_AB_ORDER_RANDOM = 0, /* each pair's order drawn (seeded), half the pairs A first */
+  ZLB_AB_ORDER_ABBA        /* A B B A A B ...: pair j has A first when j is even */
+} zlb_ab_order_t;
+
+/** "random", "abba". */
+const char *zlb_ab_order_name(zlb_ab_order_t o);
+
+/**
+ * The order of n pairs (n <= ZLB_AB_MAX_BLOCKS): a_first[j] = 1 when pair
+ * j runs A's block before B's. ABBA alternates from A first. RANDOM is a
+ * seeded shuffle of the same pattern ((n + 1) / 2 pairs A first): the same seed gives the same order, and no periodic disturbance
+ * of the device or host can line up with one side, as with a fixed
+ * pattern it can (a disturbance of period 4 blocks lands on A's blocks in
+ * A B B A ... every time).
+ */
+void zlb_ab_pair_order(zlb_ab_order_t order, uint64_t seed, int n, unsigned char *a_first);
+
 typedef struct zlb_ab_opts {
   zlb_run_opts_t run;        /* backend, device, dtypes, shapes, timer, budgets, seed,
                               * libs (side A), out_dir, json_path, emit, interrupted */
@@ -60,6 +80,7 @@ typedef struct zlb_ab_opts {
   const char *lib_b;         /* side B's library; NULL: B is A (self-compare) */
   int blocks;                /* blocks per side (default 8) */
   double threshold;          /* relative, default 0.02 */
+  zlb_ab_order_t order;      /* default random */
 } zlb_ab_opts_t;
 
 void zlb_ab_opts_init(zlb_ab_opts_t *o);

@@ -1,13 +1,15 @@
 """zlbench.ab: paired A/B of two Python callables in one session.
 
 The Python side of `zlbench ab` (docs/ab.md): A and B are timed in
-interleaved blocks A B B A A B B A ... on the session's stream, each block
+interleaved pairs of blocks (half the pairs A first, which ones drawn from
+a seed) on the session's stream, each block
 one measurement by :func:`zlbench.measure` (so torch's capture where torch
 is loaded), with the SM clock read around each block; the verdict comes
 from libzlbench's zlb_ab_verdict, the same code as the command's.
 """
 import ctypes
 import math
+import random
 import time
 
 from . import _lib
@@ -18,6 +20,21 @@ MIN_BLOCKS = 5
 MAX_BLOCKS = 64
 MAX_THRESHOLD = 0.5
 VERDICTS = ("same", "faster", "slower", "ambiguous")
+ORDERS = ("random", "abba")
+DEFAULT_SEED = 0x5EED
+
+
+def pair_order(blocks, order="random", seed=DEFAULT_SEED):
+    """[True when pair j runs A first] for ``blocks`` pairs: "abba"
+    alternates from A first; "random" shuffles that balanced pattern with
+    ``seed`` (the same seed, the same order), so that nothing periodic on
+    the device or host can line up with one side."""
+    if order not in ORDERS:
+        raise ValueError(f"order={order!r}: expected one of {', '.join(ORDERS)}")
+    firsts = [j % 2 == 0 for j in range(blocks)]
+    if order == "random":
+        random.Random(seed).shuffle(firsts)
+    return firsts
 
 
 class ABBlock:
@@ -70,7 +87,7 @@ class ABResult:
                 (None when there are fewer than 5 pairs)
     a_ms, b_ms  the medians of each side's blocks (clock-normalised where noted)
     pairs       pairs used; normalised: pairs scaled to the reference clock
-    blocks      every ABBlock, in the order they ran (A B B A ...)
+    blocks      every ABBlock, in the order they ran
     notes       e.g. "clock-normalised 2 of 8 pairs", "throttled(...)",
                 "timers differ: ..."
     threshold, self (fn_a is fn_b), timer (the timers the blocks used)
@@ -156,10 +173,13 @@ def verdict(a_ms, b_ms, threshold=0.02, a_mhz=None, b_mhz=None):
     return out
 
 
-def ab(fn_a, fn_b, *, blocks=8, threshold=0.02, timer="auto", warmup=10, rep=40, **kw):
+def ab(fn_a, fn_b, *, blocks=8, threshold=0.02, timer="auto", warmup=10, rep=40,
+       order="random", seed=DEFAULT_SEED, **kw):
     """Paired A/B of two callables (docs/ab.md, "Python"): ``blocks`` blocks
-    per side (5..64) in the order A B B A A B B A ..., all in one session
-    on the same stream, each block one :func:`zlbench.measure` of its
+    per side (5..64) in pairs of one block each, half the pairs A first
+    (``order`` "random": which ones drawn from ``seed``; "abba": A B B A
+    ...), all in one session on the same stream, each block one
+    :func:`zlbench.measure` of its
     callable with ``rep / blocks`` ms of budget (the first block of each
     side also gets the whole ``warmup``, later ones ``warmup / blocks``).
     Pair j is A's block j with B's block j (adjacent in time); the verdict
@@ -187,6 +207,9 @@ def ab(fn_a, fn_b, *, blocks=8, threshold=0.02, timer="auto", warmup=10, rep=40,
     for name in ("quantiles", "return_mode"):
         if name in kw:
             raise TypeError(f"ab() does not take {name}: each block is one median")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise TypeError(f"seed={seed!r}: expected an int >= 0")
+    firsts = pair_order(blocks, order, seed)
     warmup = _number("warmup", warmup, 0)
     rep = _number("rep", rep, 0, strict=True)
     if not hasattr(_lib.library(), "zlb_ab_verdict"):
@@ -197,9 +220,9 @@ def ab(fn_a, fn_b, *, blocks=8, threshold=0.02, timer="auto", warmup=10, rep=40,
     mhz = {"A": [0.0] * blocks, "B": [0.0] * blocks}
     done = []
     for j in range(blocks):
-        # Pair j: A then B when j is even, B then A when odd, so a drift
-        # that is linear over a pair's two blocks cancels.
-        for side in (("A", "B") if j % 2 == 0 else ("B", "A")):
+        # Half the pairs A first: a drift linear over a pair's two blocks
+        # cancels in the median.
+        for side in (("A", "B") if firsts[j] else ("B", "A")):
             first = j == 0
             start = time.perf_counter()
             res = measure(sides[side], timer=timer, rep=rep / blocks,

@@ -30,6 +30,19 @@ static int opt_threshold(const zlb_cli_option_t *opt, const char *name, const ch
   return 0;
 }
 
+static int opt_order(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  (void)opt;
+  if (!strcmp(v, "random"))
+    *(zlb_ab_order_t *)ptr = ZLB_AB_ORDER_RANDOM;
+  else if (!strcmp(v, "abba"))
+    *(zlb_ab_order_t *)ptr = ZLB_AB_ORDER_ABBA;
+  else {
+    zlb_cli_errorf("%s '%s': expected random or abba", name, v);
+    return -1;
+  }
+  return 0;
+}
+
 static void usage(FILE *f, const zlb_cli_option_t *opts) {
   fprintf(f,
           "usage: zlbench ab [OPS...] --lib-b B.so [options]\n"
@@ -38,8 +51,9 @@ static void usage(FILE *f, const zlb_cli_option_t *opts) {
           "B is --lib-b, or A itself with --self. For each operator, dtype and shape,\n"
           "one set of inputs is made and each side's candidate checked against its\n"
           "baseline as 'zlbench run' does; then A's and B's candidates are timed in\n"
-          "interleaved blocks A B B A A B B A ... on the same stream, with the SM clock\n"
-          "and throttle state read around each block. Verdict per row from the paired\n"
+          "interleaved blocks on the same stream, in pairs of one block each (half the\n"
+          "pairs A first, which ones drawn from --seed), with the SM clock and\n"
+          "throttle state read around each block. Verdict per row from the paired\n"
           "differences ln(B/A): a distribution-free interval of their median (order\n"
           "statistics, >= 90 %% coverage; 93 %% for 8 pairs) against the threshold T:\n"
           "slower (above +T), faster (below -T), same (inside +-T), else ambiguous.\n"
@@ -76,6 +90,9 @@ int zlb_cmd_ab(int argc, char **argv) {
         ZLB_CLI_CALLBACK("--blocks", "N", opt_blocks, &ao.blocks,
                          "blocks per side, 5..64 (default 8); the row's --rep-ms is\n"
                          "spread over them"),
+        ZLB_CLI_CALLBACK("--order", "ORDER", opt_order, &ao.order,
+                         "pair order: random (default; each pair's first side drawn\n"
+                         "from --seed, half A first) or abba (A B B A A B ...)"),
         ZLB_CLI_CALLBACK("--threshold", "PCT", opt_threshold, &ao.threshold,
                          "smallest change called faster or slower (default 2)"),
         ZLB_CLI_CALLBACK("--device", "N", zlb_cli_opt_device, &ao.run.device,

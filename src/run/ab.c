@@ -29,6 +29,8 @@ typedef struct ab_ctx {
   int self;
   /* the current row */
   int nblocks; /* per side */
+  uint64_t row_seed;                       /* seeds the row's pair order */
+  unsigned char a_first[ZLB_AB_MAX_BLOCKS]; /* pair j: A's block first */
   ab_block_t blk[2 * ZLB_AB_MAX_BLOCKS];
   int nblk;
   zlb_ab_stat_t st;
@@ -41,6 +43,7 @@ void zlb_ab_opts_init(zlb_ab_opts_t *o) {
   zlb_run_opts_init(&o->run);
   o->blocks = 8;
   o->threshold = 0.02;
+  o->order = ZLB_AB_ORDER_RANDOM;
 }
 
 /* ---- one block ---------------------------------------------------------------- */
@@ -154,11 +157,13 @@ static void ab_time(zlb__run_t *r, zlb_case_t *c, zlb__row_t *row, zlb_error_t *
       goto out;
     cbp = &cb;
   }
+  /* Half the pairs run A first, half B first, so a drift that is linear
+   * over a pair's two blocks cancels in the median; which pairs is drawn
+   * per row (--order random) so that nothing periodic lines up with a side. */
+  zlb_ab_pair_order(x->o->order, x->row_seed, n, x->a_first);
   for (int j = 0; j < n; j++) {
-    /* Pair j: A then B when j is even, B then A when odd (A B B A ...),
-     * so a drift that is linear over a pair's two blocks cancels in pairs. */
     for (int k = 0; k < 2; k++) {
-      int side = (j % 2) ? !k : k;
+      int side = x->a_first[j] ? k : !k;
       ab_block_t *blk = &x->blk[x->nblk];
       memset(blk, 0, sizeof(*blk));
       blk->order = x->nblk;
@@ -409,6 +414,11 @@ static int run_op(const zlb_ab_opts_t *o, ab_shared_t *sh, const zlb_op_entry_t 
       }
       memset(&row, 0, sizeof(row));
       x->nblk = 0;
+      /* The row's pair order: from the run's seed, the operator, dtype and
+       * shape, so the same command draws the same orders. */
+      x->row_seed = zlb_fnv1a64_add(zlb_fnv1a64(r.op->name), &o->run.seed, sizeof(o->run.seed));
+      x->row_seed = zlb_fnv1a64_add(x->row_seed, &d, sizeof(d));
+      x->row_seed = zlb_fnv1a64_add(x->row_seed, &i, sizeof(i));
       zlb__run_case(&r, dt, &r.shapes.v[i], &row, stop);
       count_row(res, &row, x);
       row_text(w, r.op->name, &row, x);
@@ -578,15 +588,17 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
   zlb_jw_key_bool(&w.json, "self", res->self);
   zlb_jw_key_string(&w.json, "lib_b", o->lib_b);
   zlb_jw_key_int(&w.json, "blocks_per_side", o->blocks);
+  zlb_jw_key_string(&w.json, "order", zlb_ab_order_name(o->order));
   zlb_jw_key_double(&w.json, "threshold", o->threshold);
   zlb_jw_key_double(&w.json, "rep_ms", o->run.timing.rep_ms);
   zlb_jw_key_double(&w.json, "warmup_ms", o->run.timing.warmup_ms);
   zlb_jw_key_int(&w.json, "seed", (long long)o->run.seed);
   zlb_jw_key_array(&w.json, "rows");
-  out_text(&w, "zlbench ab: A %s, B %s; backend %s, device %d; %d blocks per side, "
-               "threshold %.3g %%\n",
+  out_text(&w, "zlbench ab: A %s, B %s; backend %s, device %d; %d blocks per side "
+               "(pair order %s), threshold %.3g %%\n",
            "(--lib and the built-in library)", o->lib_b ? o->lib_b : "= A (self-compare)",
-           sh.b->desc->name, o->run.device, o->blocks, o->threshold * 100);
+           sh.b->desc->name, o->run.device, o->blocks, zlb_ab_order_name(o->order),
+           o->threshold * 100);
   for (size_t i = 0; i < nlist && !stop.code && !res->interrupted; i++) {
     const zlb_op_entry_t *eb = zlb_ops_find(setb, list[i]->op->name, sh.b->desc->name);
     zlb_error_t e = ZLB_ERROR_INIT;

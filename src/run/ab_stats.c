@@ -20,6 +20,36 @@ const char *zlb_ab_verdict_name(zlb_ab_verdict_t v) {
   }
 }
 
+const char *zlb_ab_order_name(zlb_ab_order_t o) {
+  return o == ZLB_AB_ORDER_ABBA ? "abba" : "random";
+}
+
+/* splitmix64: a seed in, a well-mixed 64-bit value out. */
+static uint64_t mix64(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void zlb_ab_pair_order(zlb_ab_order_t order, uint64_t seed, int n, unsigned char *a_first) {
+  uint64_t s = seed;
+  if (n > ZLB_AB_MAX_BLOCKS)
+    n = ZLB_AB_MAX_BLOCKS;
+  for (int j = 0; j < n; j++)
+    a_first[j] = (unsigned char)(j % 2 == 0);
+  if (order != ZLB_AB_ORDER_RANDOM)
+    return;
+  /* Fisher-Yates over the balanced pattern: still half the pairs A first,
+   * so a drift linear over a pair cancels in the median as in ABBA. */
+  for (int j = n - 1; j > 0; j--) {
+    int k = (int)(mix64(&s) % (uint64_t)(j + 1));
+    unsigned char t = a_first[j];
+    a_first[j] = a_first[k];
+    a_first[k] = t;
+  }
+}
+
 /* The order statistic k (1-based) whose interval [d_(k), d_(n+1-k)] covers
  * the median of n paired differences with probability >= 0.90 under the
  * sign test's null (any continuous distribution): the largest k with

@@ -36,20 +36,27 @@ rows "$TMP/self/results.json" | grep -E ' (faster|slower)$' && fail "--self gave
 ZL_TEST_SLOWDOWN=steady_b:1.10 expect_rc 0 AB $OPS --self --out "$TMP/self2"
 rows "$TMP/self2/results.json" | grep -E ' (faster|slower)$' && fail "--self with a slowdown of both sides gave a verdict"
 
-# results.json: each row has 2 x 16 blocks in the order A B B A A B ...,
-# each with its time and the clock fields (null: the test backend has no
-# clocks), and the summary counts.
+# results.json: each row has 16 pairs of one A and one B block, half of
+# them A first, the pairs' orders drawn per row (not all rows A B B A ...),
+# each block with its time and the clock fields (null: the test backend
+# has no clocks), and the summary counts.
 python3 - "$TMP/self/results.json" <<'PY' || fail "results.json lacks the blocks or their clock fields"
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "zlbench.ab/1" and d["self"] is True and d["blocks_per_side"] == 16, d
+assert d["order"] == "random", d["order"]
 assert d["summary"]["rows"] == 6 and d["summary"]["false_verdicts"] == 0, d["summary"]
+abba = "".join("AB" if j % 2 == 0 else "BA" for j in range(16))
+orders = set()
 for r in d["rows"]:
     assert r["status"] == "SUCCESS" and r["pairs"] == 16, r
     b = r["blocks"]
     assert len(b) == 32, len(b)
-    want = "".join("AB" if j % 2 == 0 else "BA" for j in range(16))
-    assert "".join(x["side"] for x in b) == want, [x["side"] for x in b]
+    sides = "".join(x["side"] for x in b)
+    pairs = [sides[i:i + 2] for i in range(0, 32, 2)]
+    assert all(p in ("AB", "BA") for p in pairs), sides
+    assert pairs.count("AB") == 8, sides
+    orders.add(sides)
     assert [x["order"] for x in b] == list(range(32))
     for x in b:
         assert x["ms"] > 0.04, x
@@ -57,7 +64,27 @@ for r in d["rows"]:
                   "throttle_why_before", "throttle_why_after"):
             assert k in x and x[k] is None, (k, x)
     assert r["lo"] <= r["ratio"] <= r["hi"], r
+assert len(orders) > 1 and orders != {abba}, orders
 PY
+# sides FILE: each row's block sides, one line per row.
+sides() {
+  python3 -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    print("".join(x["side"] for x in r["blocks"]))' "$1"
+}
+# The same seed draws the same orders; --order abba is A B B A ... on every
+# row; another seed draws other orders.
+expect_rc 0 AB $OPS --self --out "$TMP/self3"
+[ "$(sides "$TMP/self/results.json")" = "$(sides "$TMP/self3/results.json")" ] ||
+  fail "the same seed drew other pair orders"
+expect_rc 0 AB $OPS --self --seed 7 --out "$TMP/self4"
+[ "$(sides "$TMP/self/results.json")" != "$(sides "$TMP/self4/results.json")" ] ||
+  fail "another --seed drew the same pair orders"
+expect_rc 0 AB steady_a --self --order abba --out "$TMP/abba"
+expect_in "$TMP/abba/ab.log" "pair order abba"
+[ "$(sides "$TMP/abba/results.json" | sort -u)" = "ABBAABBAABBAABBAABBAABBAABBAABBA" ] ||
+  fail "--order abba is not A B B A ... on every row"
 
 # B slows steady_b's candidate by 25 %: slower on both its rows, exit 1 (the
 # gate); the other operators get no verdict of a difference.
@@ -98,6 +125,8 @@ expect_rc 2 AB steady_a --self --lib-b "$WRAP" --out "$TMP/u2"
 expect_in "$TMP/err" "--self and --lib-b"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --blocks 4
 expect_in "$TMP/err" "--blocks"
+expect_rc 2 "$ZLBENCH" ab steady_a --self --order bbaa
+expect_in "$TMP/err" "--order 'bbaa': expected random or abba"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --threshold 0
 expect_in "$TMP/err" "--threshold"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --trials 3

@@ -61,10 +61,38 @@ def test_slower_and_faster():
     assert "slower" in text and text.count(" ms ") >= 16
 
 
+def test_pair_order_random_balanced_and_seeded():
+    from zlbench._ab import pair_order
+    abba_firsts = [j % 2 == 0 for j in range(16)]
+    seen = set()
+    for seed in range(20):
+        f = pair_order(16, "random", seed)
+        assert sum(f) == 8 and f == pair_order(16, "random", seed)
+        seen.add(tuple(f))
+    assert len(seen) > 1 and seen != {tuple(abba_firsts)}
+    assert pair_order(7, "abba") == [j % 2 == 0 for j in range(7)]
+    assert sum(pair_order(7, "random", 3)) == 4
+    with pytest.raises(ValueError, match="order='bbaa'"):
+        zlbench.ab(lambda: None, lambda: None, order="bbaa")
+    with pytest.raises(TypeError, match="seed"):
+        zlbench.ab(lambda: None, lambda: None, seed=-1)
+
+
+def test_block_order_random_by_default():
+    log = []
+    r = zlbench.ab(spin(50, log, "A"), spin(50, log, "B"), blocks=6, seed=11, **HOST)
+    sides = [b.side for b in r.blocks]
+    pairs = [tuple(sides[i:i + 2]) for i in range(0, 12, 2)]
+    assert all(p in (("A", "B"), ("B", "A")) for p in pairs) and pairs.count(("A", "B")) == 3
+    from zlbench._ab import pair_order
+    assert [p == ("A", "B") for p in pairs] == pair_order(6, "random", 11)
+
+
 def test_block_order_alternates_and_each_block_times_its_side():
     log = []
     blocks = 6
-    r = zlbench.ab(spin(100, log, "A"), spin(100, log, "B"), blocks=blocks, **HOST)
+    r = zlbench.ab(spin(100, log, "A"), spin(100, log, "B"), blocks=blocks, order="abba",
+                   **HOST)
     assert [b.side for b in r.blocks] == abba(blocks)
     assert [b.order for b in r.blocks] == list(range(2 * blocks))
     assert [b.pair for b in r.blocks] == [j // 2 for j in range(2 * blocks)]
@@ -104,7 +132,8 @@ def test_budget_split_across_blocks(monkeypatch):
     a, b = (lambda: None), (lambda: None)
     monkeypatch.setattr(_ab, "measure", fake_measure(
         calls, {a: lambda n: FakeResult(1.0, 0), b: lambda n: FakeResult(1.0, 0)}))
-    r = zlbench.ab(a, b, blocks=5, warmup=10, rep=40, backend="host", flush=False)
+    r = zlbench.ab(a, b, blocks=5, warmup=10, rep=40, backend="host", flush=False,
+                   order="abba")
     assert [fn for fn, _ in calls] == [a if s == "A" else b for s in abba(5)]
     for i, (fn, kw) in enumerate(calls):
         assert kw["rep"] == pytest.approx(8.0)
@@ -122,7 +151,7 @@ def test_clocks_per_block_normalise_the_pairs(monkeypatch):
     monkeypatch.setattr(_ab, "measure", fake_measure(
         calls, {a: lambda n: FakeResult(1.0, 1000),
                 b: lambda n: FakeResult(1.0 / 1.1, 1100, throttled=(n == 6))}))
-    r = zlbench.ab(a, b, backend="host")
+    r = zlbench.ab(a, b, backend="host", order="abba")
     assert r.verdict == "same", r
     assert r.ratio == pytest.approx(1.0, rel=1e-9) and r.normalised == 8
     assert "clock-normalised 8 of 8 pairs" in r.notes

@@ -174,6 +174,41 @@ static void test_ambiguous(void **state) {
   assert_true(isnan(st.ratio));
 }
 
+/* The pair order: ABBA alternates; random keeps half the pairs A first,
+ * depends only on the seed, and differs between seeds. */
+static void test_pair_order(void **state) {
+  unsigned char o[ZLB_AB_MAX_BLOCKS], o2[ZLB_AB_MAX_BLOCKS];
+  int differs_from_abba = 0, differs_between_seeds = 0;
+  (void)state;
+  zlb_ab_pair_order(ZLB_AB_ORDER_ABBA, 1, 8, o);
+  for (int j = 0; j < 8; j++)
+    assert_int_equal(o[j], j % 2 == 0);
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    for (int n = 5; n <= ZLB_AB_MAX_BLOCKS; n += 11) {
+      int a = 0;
+      zlb_ab_pair_order(ZLB_AB_ORDER_RANDOM, seed, n, o);
+      for (int j = 0; j < n; j++) {
+        assert_true(o[j] == 0 || o[j] == 1);
+        a += o[j];
+        if (o[j] != (j % 2 == 0))
+          differs_from_abba = 1;
+      }
+      assert_int_equal(a, (n + 1) / 2);
+      zlb_ab_pair_order(ZLB_AB_ORDER_RANDOM, seed, n, o2);
+      assert_memory_equal(o, o2, (size_t)n);
+      zlb_ab_pair_order(ZLB_AB_ORDER_RANDOM, seed + 1000, n, o2);
+      if (memcmp(o, o2, (size_t)n))
+        differs_between_seeds = 1;
+    }
+  }
+  assert_true(differs_from_abba);
+  assert_true(differs_between_seeds);
+  /* n beyond the limit is clamped, not written past the array. */
+  zlb_ab_pair_order(ZLB_AB_ORDER_RANDOM, 3, ZLB_AB_MAX_BLOCKS + 10, o);
+  assert_string_equal(zlb_ab_order_name(ZLB_AB_ORDER_RANDOM), "random");
+  assert_string_equal(zlb_ab_order_name(ZLB_AB_ORDER_ABBA), "abba");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_identical_is_same),
@@ -183,6 +218,7 @@ int main(void) {
       cmocka_unit_test(test_one_outlier_pair),
       cmocka_unit_test(test_clock_normalisation),
       cmocka_unit_test(test_ambiguous),
+      cmocka_unit_test(test_pair_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
