@@ -21,6 +21,9 @@
 #   ab       bench/ab_self.sh: `zlbench ab --self` over the core screen
 #            (AB_RUNS times, default 3) and one run with add slowed by 5 %;
 #            not in the default list
+#   aborder  bench/ab_order.sh: `zlbench ab --self` on AB_ORDER_OPS (default
+#            nonzero) under --order abba and random, AB_ORDER_RUNS runs each
+#            (default 5); not in the default list
 # Usage: bash bench/gpu_all.sh [stage ...]
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -212,6 +215,16 @@ stage_ab() {
   note "ab: rc=$?"
   cp -r "$WORK/ab" "$LOGS/" 2>/dev/null
   cat "$WORK/ab/ab-summary.txt" 2>/dev/null | tee -a "$SUMMARY"
+}
+
+# The pair order of ab: --self on AB_ORDER_OPS (default nonzero) under both
+# orders, AB_ORDER_RUNS runs each (bench/ab_order.sh).
+stage_aborder() {
+  BUILD="$BUILD" OUT="$WORK" RUNS="${AB_ORDER_RUNS:-5}" timeout "${AB_ORDER_LIMIT:-240}" \
+    bash "$ROOT/bench/ab_order.sh" ${AB_ORDER_OPS:-nonzero} >"$LOGS/ab-order.log" 2>&1
+  note "aborder: rc=$?"
+  cp -r "$WORK/ab-order" "$LOGS/" 2>/dev/null
+  cat "$WORK/ab-order/summary.txt" 2>/dev/null | tee -a "$SUMMARY"
 }
 
 # FlagGems' seconds per operator in the batch against its own kernel mode.
