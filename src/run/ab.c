@@ -1,7 +1,8 @@
 /* zlbench ab: two operator libraries (or one against itself) in one
  * process. Each case is described, allocated, filled and checked once (as
  * zlbench run does, case.c), then A's and B's candidates are timed in
- * interleaved blocks A B B A A B B A ... on the same stream, each block
+ * interleaved pairs of blocks (half A first, drawn per row) on the same
+ * stream, each block
  * between two readings of the device's clocks, and the row's verdict comes
  * from the paired block times (ab_stats.c, docs/ab.md). */
 #include <math.h>
