@@ -28,6 +28,12 @@
 #          disturb each other); stopped by SIGINT when the call's budget
 #          runs out, resumed by the next call (same --out).
 # table    the comparison and the screen's statuses, failures with reasons.
+#
+# The screen outlives the machine: every call also writes
+# $OUT/screen-state.tar.gz (the screen folder without the attempts' large
+# files), and a call whose $WORK holds no screen yet starts from $STATE
+# (default bench/flaggems/screen-state.tar.gz, committed after each call), so
+# a screen longer than one session's device time goes on in the next.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 FG=${FG:-$ROOT/.flaggems}
@@ -45,6 +51,7 @@ CMP_DTYPES=${CMP_DTYPES:-float16}
 CMP_TIMEOUT=${CMP_TIMEOUT:-300}
 OP_TIMEOUT=${OP_TIMEOUT:-300}
 JOBS=${JOBS:-1}
+STATE=${STATE:-$ROOT/bench/flaggems/screen-state.tar.gz}
 STAGES=${*:-build compare screen table}
 T0=$SECONDS
 mkdir -p "$WORK/logs" "$OUT"
@@ -174,6 +181,12 @@ PY
 
 stage_screen() {
   local d=$WORK/screen
+  if [ ! -f "$d/out/ops_status.csv" ] && [ -s "$STATE" ]; then
+    mkdir -p "$WORK"
+    tar -xzf "$STATE" -C "$WORK" ||
+      { note "screen: cannot unpack the saved state $STATE"; return 1; }
+    note "screen: resumed from $STATE ($(($(wc -l <"$d/out/ops_status.csv") - 1)) operators finished before)"
+  fi
   mkdir -p "$d"
   # The selection is kept between calls; another STAGE or LIMIT makes a new
   # one, and the batch still resumes every operator already finished.
@@ -235,4 +248,9 @@ done
 # their large files do not.
 (cd "$WORK" && find . -path '*/attempts/*' -type f -size +256k) >"$WORK/.tar-exclude" 2>/dev/null
 tar -czf "$OUT/logs.tar.gz" -C "$WORK" -X "$WORK/.tar-exclude" --exclude=./.tar-exclude . 2>/dev/null
+if [ -d "$WORK/screen" ]; then
+  (cd "$WORK" && find ./screen -path '*/attempts/*' -type f -size +64k) >"$WORK/.state-exclude"
+  tar -czf "$OUT/screen-state.tar.gz" -C "$WORK" -X "$WORK/.state-exclude" ./screen ||
+    note "screen: could not write $OUT/screen-state.tar.gz"
+fi
 note "total: $((SECONDS - T0)) s"
