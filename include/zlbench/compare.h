@@ -104,6 +104,9 @@ const char *zlb_caliber_field(int i);
 
 typedef struct zlb_caliber {
   char v[ZLB_CAL_COUNT][96]; /* "" when the identity does not say */
+  /* The identity's measured bandwidth ceilings, GB/s (memory, and the
+   * last cache); NAN when it names none. Not compared: shown only. */
+  double peak_gbps, cache_gbps;
 } zlb_caliber_t;
 
 /* One row of a results file. Strings are owned and never NULL. */
@@ -122,6 +125,7 @@ typedef struct zlb_res_row {
   size_t cal;          /* index of its run's caliber in the set */
   char *source;        /* the results file, relative to the set's root */
   double host_us[2];   /* host time per call of each (dispatch, launch), µs; NAN: none */
+  char *ceiling;       /* what pct_peak is against: "memory", "cache", "" (not said) */
 } zlb_res_row_t;
 
 /* A host time (µs) above this is refused, as ZLB_RES_MAX_MS for latencies. */

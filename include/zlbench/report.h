@@ -36,6 +36,7 @@ typedef struct zlb_summary_row {
   double pct_peak;  /* % of measured peak */
   double base_host_us; /* baseline's host time per call, µs (NAN: not available) */
   double cand_host_us; /* candidate's host time per call, µs (NAN: not available) */
+  char *ceiling;    /* what pct_peak is of: "memory", "cache", "" (not said); may be NULL */
 } zlb_summary_row_t;
 
 /*

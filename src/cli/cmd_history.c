@@ -672,6 +672,7 @@ static int reference(sqlite3 *db, const char *dbpath, const zlb_res_set_t *cur, 
     out.timer = zlb_xstrdup("");
     out.marker = zlb_xstrdup("");
     out.error = zlb_xstrdup("");
+    out.ceiling = zlb_xstrdup("");
     out.source = zlb_xstrdup(dbpath);
     out.impl[0] = zlb_xstrdup(r->impl[0]);
     out.impl[1] = zlb_xstrdup(r->impl[1]);

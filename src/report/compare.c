@@ -51,6 +51,15 @@ int zlb_caliber_parse(const char *text, size_t len, const char *what, zlb_calibe
     snprintf(major, sizeof(major), "%.*s", (int)(n < 31 ? n : 31), v);
     cal_set(cal, ZLB_CAL_TOOL_MAJOR, major);
   }
+  cal->peak_gbps = cal->cache_gbps = NAN;
+  if ((o = zlb_json_get(root, "peaks")) && o->kind == ZLB_JSON_OBJECT) {
+    const zlb_json_t *v = zlb_json_get(o, "bandwidth_gbps");
+    if (v && v->kind == ZLB_JSON_NUMBER && isfinite(v->number) && v->number > 0)
+      cal->peak_gbps = v->number;
+    v = zlb_json_get(o, "cache_bandwidth_gbps");
+    if (v && v->kind == ZLB_JSON_NUMBER && isfinite(v->number) && v->number > 0)
+      cal->cache_gbps = v->number;
+  }
   cal_set(cal, ZLB_CAL_BACKEND, identity_name(root, "backend"));
   cal_set(cal, ZLB_CAL_DEVICE, identity_name(root, "device"));
   if ((c = zlb_json_get(root, "caliber"))) {
@@ -101,6 +110,7 @@ static void row_release(zlb_res_row_t *r) {
   free(r->marker);
   free(r->error);
   free(r->source);
+  free(r->ceiling);
   for (int i = 0; i < 2; i++) {
     free(r->impl[i]);
     free(r->samples[i]);
@@ -264,7 +274,8 @@ int zlb_res_parse(zlb_res_set_t *s, const char *text, size_t len, const char *so
           (rc = check_kind(row, "detail", ZLB_JSON_STRING, 0, where, err)) ||
           (rc = check_kind(row, "marker", ZLB_JSON_STRING, 0, where, err)) ||
           (rc = check_kind(row, "timer", ZLB_JSON_STRING, 0, where, err)) ||
-          (rc = check_kind(row, "error", ZLB_JSON_STRING, 0, where, err)))
+          (rc = check_kind(row, "error", ZLB_JSON_STRING, 0, where, err)) ||
+          (rc = check_kind(row, "ceiling", ZLB_JSON_STRING, 0, where, err)))
         goto out;
       /* A table may name an operator of its own (a FlagGems test that
        * benchmarks several); the file's otherwise. */
@@ -277,6 +288,13 @@ int zlb_res_parse(zlb_res_set_t *s, const char *text, size_t len, const char *so
       r.timer = dup_str(row, "timer");
       r.marker = dup_str(row, "marker");
       r.error = dup_str(row, "error");
+      r.ceiling = dup_str(row, "ceiling");
+      if (strcmp(r.ceiling, "") && strcmp(r.ceiling, "memory") && strcmp(r.ceiling, "cache")) {
+        rc = zlb_error_set(err, ZLB_EPARSE, "%s: \"ceiling\" is '%.40s', not memory or cache",
+                           where, r.ceiling);
+        row_release(&r);
+        goto out;
+      }
       r.source = zlb_xstrdup(source);
       r.speedup = num(row, "speedup");
       r.pct_peak = num(row, "pct_peak");

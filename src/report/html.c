@@ -286,6 +286,42 @@ static void speedup_chart(zlb_strbuf_t *o, const op_agg_t *ops, size_t nops) {
   zlb_strbuf_addstr(o, "</svg></section>");
 }
 
+/* The two bandwidth ceilings rows are compared with, as measured (the
+ * first identity that gives each), and how many plotted rows use each. */
+static void ceilings_legend(zlb_strbuf_t *o, const zlb_res_set_t *s) {
+  double mem = NAN, cache = NAN;
+  size_t nmem = 0, ncache = 0;
+  for (size_t i = 0; i < s->ncal; i++) {
+    if (isnan(mem) && s->cals[i].peak_gbps > 0)
+      mem = s->cals[i].peak_gbps;
+    if (isnan(cache) && s->cals[i].cache_gbps > 0)
+      cache = s->cals[i].cache_gbps;
+  }
+  for (size_t i = 0; i < s->n; i++) {
+    const zlb_res_row_t *r = &s->rows[i];
+    if (strcmp(r->status, "SUCCESS") || !isfinite(r->pct_peak) || !(r->bytes > 0))
+      continue;
+    if (!strcmp(r->ceiling, "cache"))
+      ncache++;
+    else
+      nmem++;
+  }
+  zlb_strbuf_addstr(o, "<p class=\"note\" id=\"ceilings\"><span style=\"color:#3459c9\">"
+                       "&#9679;</span> memory bandwidth ");
+  if (mem > 0)
+    zlb_strbuf_addf(o, "%.0f GB/s", mem);
+  else
+    zlb_strbuf_addstr(o, "not measured");
+  zlb_strbuf_addf(o, " (%zu rows) &#160; <span style=\"color:#d9822b\">&#9679;</span> cache "
+                     "bandwidth ",
+                  nmem);
+  if (cache > 0)
+    zlb_strbuf_addf(o, "%.0f GB/s", cache);
+  else
+    zlb_strbuf_addstr(o, "not measured");
+  zlb_strbuf_addf(o, " (%zu rows)</p>", ncache);
+}
+
 /* % of peak against arithmetic intensity (FLOP per byte, log scale). */
 static void roofline(zlb_strbuf_t *o, const zlb_res_set_t *s) {
   const int W = 900, H = 360, L = 60, B = 40, T = 14, R = 20;
@@ -302,7 +338,10 @@ static void roofline(zlb_strbuf_t *o, const zlb_res_set_t *s) {
   zlb_strbuf_addstr(o, "<section id=\"roofline-section\"><h2>Roofline</h2><p class=\"note\">"
                        "Each row's % of the device's peak (bandwidth or FLOP rate, whichever "
                        "bounds it) against its arithmetic intensity; rows without FLOPs sit at "
-                       "the left edge.</p>");
+                       "the left edge. A row whose bytes fit in the last cache (a GPU's L2) "
+                       "and whose timer does not flush it is compared with the cache's "
+                       "measured bandwidth, any other with memory's.</p>");
+  ceilings_legend(o, s);
   zlb_strbuf_addf(o, "<svg id=\"roofline\" data-points=\"%zu\" viewBox=\"0 0 %d %d\" "
                      "width=\"%d\" role=\"img\" aria-label=\"roofline\">",
                   np, W, H, W);
@@ -339,13 +378,14 @@ static void roofline(zlb_strbuf_t *o, const zlb_res_set_t *s) {
     y = T + (int)((H - T - B) * (1 - fmax(0, r->pct_peak) / ymax));
     zlb_strbuf_addf(o, "<circle class=\"pt\" cx=\"%d\" cy=\"%d\" r=\"4\" fill=\"%s\" "
                        "fill-opacity=\"0.7\"><title>",
-                    x, y, ai > 0 ? "#3459c9" : "#8a63d2");
+                    x, y, !strcmp(r->ceiling, "cache") ? "#d9822b" : "#3459c9");
     E(r->op);
     zlb_strbuf_addch(o, ' ');
     E(r->dtype);
     zlb_strbuf_addch(o, ' ');
     E(r->shape);
-    zlb_strbuf_addf(o, ": %.1f%% of peak, %.3g FLOP/B</title></circle>", r->pct_peak, ai);
+    zlb_strbuf_addf(o, ": %.1f%% of peak (%s ceiling), %.3g FLOP/B</title></circle>",
+                    r->pct_peak, *r->ceiling ? r->ceiling : "memory", ai);
   }
   zlb_strbuf_addstr(o, "</svg>");
   if (!np)
@@ -614,7 +654,10 @@ static void rows_table(zlb_strbuf_t *o, const zlb_res_set_t *s) {
     num(o, r->host_us[1], "%.3f");
     zlb_strbuf_addstr(o, "</td><td class=\"n\">");
     num(o, r->speedup, "%.3f");
-    zlb_strbuf_addstr(o, "</td><td class=\"n\">");
+    /* Which ceiling the % is of (docs/roofline.md), on the cell. */
+    zlb_strbuf_addstr(o, "</td><td class=\"n\" data-ceiling=\"");
+    E(r->ceiling);
+    zlb_strbuf_addstr(o, "\">");
     num(o, r->pct_peak, "%.1f");
     zlb_strbuf_addstr(o, "</td><td>");
     E(r->timer);

@@ -138,6 +138,7 @@ size_t zlb__record_parse(zlb_summary_t *out, const char *json, size_t len,
     row.tflops = number(m, "tflops");
     row.pct_peak = NAN;
     row.base_host_us = row.cand_host_us = NAN;
+    row.ceiling = NULL;
     zlb__summary_push(out, &row);
     added++;
   }

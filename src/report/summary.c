@@ -16,7 +16,7 @@
 
 static const char csv_header[] =
     "operator,family,dtype,shape,baseline_ms,candidate_ms,speedup,gbps,"
-    "tflops,pct_peak,timer,marker,status,source,base_host_us,cand_host_us\n";
+    "tflops,pct_peak,timer,marker,status,source,base_host_us,cand_host_us,ceiling\n";
 
 void zlb__summary_row_release(zlb_summary_row_t *row) {
   free(row->op);
@@ -27,6 +27,7 @@ void zlb__summary_row_release(zlb_summary_row_t *row) {
   free(row->marker);
   free(row->status);
   free(row->source);
+  free(row->ceiling);
 }
 
 void zlb_summary_release(zlb_summary_t *s) {
@@ -64,6 +65,7 @@ void zlb_summary_add(zlb_summary_t *s, const zlb_summary_row_t *row) {
   r.marker = dup_or_empty(row->marker);
   r.status = dup_or_empty(row->status);
   r.source = dup_or_empty(row->source);
+  r.ceiling = dup_or_empty(row->ceiling);
   zlb__summary_push(s, &r);
 }
 
@@ -160,6 +162,7 @@ void zlb_summary_format_csv(const zlb_summary_t *s, zlb_strbuf_t *out) {
     add_str(out, r->source);
     add_num(out, r->base_host_us, 3);
     add_num(out, r->cand_host_us, 3);
+    add_str(out, r->ceiling ? r->ceiling : "");
     zlb_strbuf_addch(out, '\n');
   }
 }

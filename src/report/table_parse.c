@@ -28,6 +28,7 @@ enum role {
   COL_MARKER,
   COL_BHOST, /* the baseline's host time per call, µs */
   COL_CHOST, /* the candidate's */
+  COL_CEILING, /* what %Peak is of: memory or cache */
   COL_DETAIL
 };
 
@@ -45,6 +46,7 @@ static const struct {
     {"%Peak", COL_PCT},
     {"Timer", COL_TIMER},
     {"Marker", COL_MARKER},
+    {"Ceiling", COL_CEILING},
     {"Base Host (us)", COL_BHOST},
     {"Host (us)", COL_CHOST},
     {"Config", COL_IGNORE},
@@ -270,7 +272,7 @@ static char *token_or_empty(span_t t) {
 }
 
 static int parse_row(struct parser *ps, const char *line, int terminated) {
-  span_t tok[MAX_COLS], timer = {NULL, 0}, marker = {NULL, 0};
+  span_t tok[MAX_COLS], timer = {NULL, 0}, marker = {NULL, 0}, ceiling = {NULL, 0};
   zlb_summary_row_t row;
   const char *p = line, *status = "FAILED";
   size_t dlen;
@@ -325,6 +327,9 @@ static int parse_row(struct parser *ps, const char *line, int terminated) {
     case COL_MARKER:
       marker = tok[c];
       break;
+    case COL_CEILING:
+      ceiling = tok[c];
+      break;
     default:
       break;
     }
@@ -347,6 +352,10 @@ static int parse_row(struct parser *ps, const char *line, int terminated) {
     free(t);
   }
   row.marker = token_or_empty(marker);
+  /* Only the two names a run writes; anything else is not said. */
+  row.ceiling = zlb_xstrdup(span_is(ceiling, "memory") ? "memory"
+                            : span_is(ceiling, "cache") ? "cache"
+                                                        : "");
   row.status = zlb_xstrdup(status);
   row.source = zlb_xstrdup(ps->source);
   row.base_ms = v[COL_BASE];

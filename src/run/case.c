@@ -692,57 +692,61 @@ static int check_streams(zlb__run_t *r, zlb_case_t *c, zlb__row_t *row, zlb_erro
 }
 
 /*
- * A rate above the measured ceiling it is compared with cannot be: the
- * case declares more bytes or FLOPs than it moves, or the time is wrong.
- * Refused where the ceiling applies: the direct and trace timers with a
- * flush at least as large as the last cache, the graph and queue timers
- * under --l2 cold, or a working set larger than the last cache (or a
- * device that reports none). A row whose working set may sit in a cache
- * (warm L2, or a CPU's L3 larger than its flush) may beat the memory
- * ceiling honestly: a note only.
+ * The bandwidth ceiling a row is compared with: the last cache's (a GPU's
+ * L2, a CPU's L3) when the row's bytes fit in it and its timer does not
+ * empty it between calls, else memory's. Flushing timers: direct and
+ * trace with a flush at least as large as that cache, graph and queue
+ * under --l2 cold. A device that reports no cache size is judged by memory.
+ */
+static int row_ceiling(const zlb__run_t *r, const zlb__row_t *row) {
+  const zlb_measurement_t *m = &row->m[ZLB_CANDIDATE];
+  size_t cache = zlb__last_cache_bytes(&r->b->info);
+  int flushed = ((m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) &&
+                 r->flush.bytes && r->flush.bytes >= cache) ||
+                m->l2_cold;
+  return !flushed && cache && row->bytes > 0 && row->bytes <= (double)cache ? ZLB__CEIL_CACHE
+                                                                           : ZLB__CEIL_MEMORY;
+}
+
+/*
+ * A rate above the ceiling it is compared with cannot be: the case
+ * declares more bytes or FLOPs than it moves, or the time (or the
+ * ceiling's measurement) is wrong. No row shows such a %Peak: with
+ * --integrity the row is refused, without it the %Peak is N/A and the
+ * note gives both numbers.
  */
 static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   const zlb__peaks_t *p = &r->peaks;
-  const zlb_measurement_t *m = &row->m[ZLB_CANDIDATE];
   double s = row->cand_ms * 1e-3;
-  /* The last cache before memory: a CPU's L3 where the host reports one,
-   * else the L2. */
-  size_t l2 = r->b->info.llc_bytes > r->b->info.l2_bytes ? r->b->info.llc_bytes
-                                                         : r->b->info.l2_bytes;
-  int flushed = ((m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) &&
-                 r->flush.bytes && r->flush.bytes >= l2) ||
-                m->l2_cold; /* --l2 cold: the graph and queue timers flush too */
+  double bw = row->ceiling == ZLB__CEIL_CACHE ? p->cache_gbps : p->gbps;
+  const char *cname = zlb__ceiling_name(row->ceiling);
   char rate[256] = "";
   if (!(row->pct_peak > 100.0) || !(s > 0))
     return;
-  if (row->bytes > 0 && p->gbps > 0 && row->bytes / s / 1e9 > p->gbps)
-    snprintf(rate, sizeof(rate), "%.1f GB/s against the measured %.1f GB/s", row->bytes / s / 1e9,
-             p->gbps);
+  if (row->bytes > 0 && bw > 0 && row->bytes / s / 1e9 > bw)
+    snprintf(rate, sizeof(rate), "%.1f GB/s against the measured %s bandwidth of %.1f GB/s",
+             row->bytes / s / 1e9, cname, bw);
   else if (row->flops > 0 && (unsigned)dt < ZLB_DT_COUNT && p->tflops[dt] > 0)
     snprintf(rate, sizeof(rate), "%.2f TFLOP/s against the measured %.2f TFLOP/s",
              row->flops / s / 1e12, p->tflops[dt]);
   else
     snprintf(rate, sizeof(rate), "bytes and FLOPs together beyond the measured ceilings");
-  if (!flushed && l2 && row->bytes <= (double)l2) {
-    integ_say(row, "peak: %.0f %% (%s) is above the memory ceiling with a warm cache: not "
-                   "refused (the %.0f bytes fit in the %zu-byte last cache%s)",
-              row->pct_peak, rate, row->bytes, l2,
-              m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE
-                  ? ", larger than the flush"
-                  : "");
-    if (!row->note[0])
-      snprintf(row->note, sizeof(row->note),
-               "integrity: above the memory ceiling with a warm cache (%.0f %%): not refused",
-               row->pct_peak);
+  if (!r->o->integrity) {
+    size_t n = strlen(row->note);
+    snprintf(row->note + n, sizeof(row->note) - n,
+             "%s%%Peak N/A: the candidate's rate is %.0f %% of the %s ceiling (%s); the bytes "
+             "or FLOPs the case declares, the time or the ceiling is wrong",
+             n ? "; " : "", row->pct_peak, cname, rate);
+    row->pct_peak = NAN;
     return;
   }
   row->ok = 0;
   snprintf(row->marker, sizeof(row->marker), "error=integrity");
   snprintf(row->note, sizeof(row->note),
-           "integrity: the candidate's rate is %.0f %% of the measured ceiling (%s): more "
+           "integrity: the candidate's rate is %.0f %% of the measured %s ceiling (%s): more "
            "than the device can do; the bytes or FLOPs the case declares, or the time "
            "measured, are wrong",
-           row->pct_peak, rate);
+           row->pct_peak, cname, rate);
   row->base_ms = row->cand_ms = row->speedup = row->gbps = row->tflops = row->pct_peak = NAN;
   row->noise = row->m[0].value_ms = row->m[1].value_ms = NAN;
 }
@@ -845,7 +849,9 @@ static void fill_rates(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   row->tflops = row->flops > 0 && row->cand_ms > 0
                     ? row->flops / (row->cand_ms * 1e-3) / 1e12
                     : NAN;
-  row->pct_peak = zlb__peaks_pct(r, dt, row->bytes, row->flops, row->cand_ms);
+  row->ceiling = row_ceiling(r, row);
+  row->pct_peak = zlb__peaks_pct_ceiling(&r->peaks, row->ceiling, dt, row->bytes, row->flops,
+                                         row->cand_ms);
   row->noise = row->m[1].noise;
 }
 
@@ -1240,7 +1246,7 @@ void zlb__run_case(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     free_tensors(r, &hold);
   if (row->ok && row->ntrials > 1)
     finish_trials(r, dt, row);
-  if (r->o->integrity && row->ok)
+  if (row->ok)
     gate_peak(r, dt, row);
 }
 

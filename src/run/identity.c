@@ -184,6 +184,8 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_int(&jw, "seed", (long long)o->seed);
   zlb_jw_key_object(&jw, "peaks");
   zlb_jw_key_double(&jw, "bandwidth_gbps", r->peaks.gbps);
+  zlb_jw_key_double(&jw, "cache_bandwidth_gbps", r->peaks.cache_gbps);
+  zlb_jw_key_double(&jw, "cache_bytes", (double)zlb__last_cache_bytes(&r->b->info));
   zlb_jw_key_object(&jw, "tflops");
   for (int d = 0; d < ZLB_DT_COUNT; d++)
     if (r->peaks.tflops[d] > 0)
@@ -294,6 +296,8 @@ void zlb__json_row(zlb__run_t *r, zlb_dtype_t dt, const zlb__row_t *row) {
   zlb_jw_key_string(jw, "config", row->config[0] ? row->config : NULL);
   zlb_jw_key_string(jw, "error", row->ok ? NULL : row->note);
   zlb_jw_key_double(jw, "pct_peak", row->pct_peak);
+  zlb_jw_key_string(jw, "ceiling", row->ok && row->ceiling ? zlb__ceiling_name(row->ceiling)
+                                                            : NULL);
   zlb_jw_key_double(jw, "noise", row->noise);
   if (row->have_clocks & 1)
     clocks_json(jw, "clocks_before", &row->clk[0]);

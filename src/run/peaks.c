@@ -83,7 +83,9 @@ static int load_cache(const char *path, const char *backend, const zlb_device_in
       (rc = cached_string(j, "uuid", info->uuid, err)) ||
       (rc = cached_string(j, "measured", NULL, err)) ||
       (rc = cached_ceiling(zlb_json_get(j, "bandwidth_gbps"), "bandwidth_gbps", &got.gbps,
-                           err)))
+                           err)) ||
+      (rc = cached_ceiling(zlb_json_get(j, "cache_bandwidth_gbps"), "cache_bandwidth_gbps",
+                           &got.cache_gbps, err)))
     goto out;
   for (int d = 0; d < ZLB_DT_COUNT; d++)
     got.tflops[d] = NAN;
@@ -127,6 +129,8 @@ static int save_cache(const char *path, const char *backend, const zlb_device_in
   zlb_jw_key_string(&jw, "measured", p->measured);
   if (p->gbps > 0)
     zlb_jw_key_double(&jw, "bandwidth_gbps", p->gbps);
+  if (p->cache_gbps > 0)
+    zlb_jw_key_double(&jw, "cache_bandwidth_gbps", p->cache_gbps);
   zlb_jw_key_object(&jw, "tflops");
   for (int d = 0; d < ZLB_DT_COUNT; d++)
     if (p->tflops[d] > 0)
@@ -149,10 +153,13 @@ out:
   return rc;
 }
 
-/* Best of several large copies: bytes read + written over the time. */
-static double copy_bandwidth(zlb__run_t *r, char *why, size_t len) {
+/*
+ * Best of several copies of `bytes`, `reps` back to back between two
+ * events: bytes read + written over the time. The first timing warms up
+ * and is not counted.
+ */
+static double copy_rate(zlb__run_t *r, size_t bytes, int reps, char *why, size_t len) {
   zlb_backend_t *b = r->b;
-  size_t bytes = strcmp(b->desc->name, "host") ? (size_t)1 << 30 : (size_t)256 << 20;
   void *src = NULL, *dst = NULL;
   zlb_event_t e0 = NULL, e1 = NULL;
   zlb_error_t err = ZLB_ERROR_INIT;
@@ -161,20 +168,21 @@ static double copy_bandwidth(zlb__run_t *r, char *why, size_t len) {
     snprintf(why, len, "backend '%s' has no device-to-device copy", b->desc->name);
     return NAN;
   }
-  if (b->info.mem_bytes && bytes * 4 > b->info.mem_bytes)
-    bytes = b->info.mem_bytes / 8;
   if (b->v->mem_alloc(b, bytes, &src, &err) || b->v->mem_alloc(b, bytes, &dst, &err) ||
       b->v->memset_async(b, src, 1, bytes, r->stream, &err) ||
       b->v->event_create(b, &e0, &err) || b->v->event_create(b, &e1, &err))
     goto out;
   for (int i = 0; i < BW_COPIES; i++) {
-    if (b->v->event_record(b, e0, r->stream, &err) ||
-        b->v->memcpy_dtod(b, dst, src, bytes, r->stream, &err) ||
-        b->v->event_record(b, e1, r->stream, &err) ||
+    if (b->v->event_record(b, e0, r->stream, &err))
+      goto out;
+    for (int k = 0; k < reps; k++)
+      if (b->v->memcpy_dtod(b, dst, src, bytes, r->stream, &err))
+        goto out;
+    if (b->v->event_record(b, e1, r->stream, &err) ||
         b->v->event_elapsed(b, e0, e1, &ms, &err))
       goto out;
-    if (i > 0 && ms > 0 && (isnan(best) || 2.0 * (double)bytes / (ms * 1e6) > best))
-      best = 2.0 * (double)bytes / (ms * 1e6); /* GB/s */
+    if (i > 0 && ms > 0 && (isnan(best) || 2.0 * (double)bytes * reps / (ms * 1e6) > best))
+      best = 2.0 * (double)bytes * reps / (ms * 1e6); /* GB/s */
   }
 out:
   if (err.code)
@@ -188,6 +196,37 @@ out:
   if (dst)
     b->v->mem_free(b, dst);
   return err.code ? NAN : best;
+}
+
+/* Memory: one large copy, far beyond any cache. */
+static double copy_bandwidth(zlb__run_t *r, char *why, size_t len) {
+  zlb_backend_t *b = r->b;
+  size_t bytes = strcmp(b->desc->name, "host") ? (size_t)1 << 30 : (size_t)256 << 20;
+  if (b->info.mem_bytes && bytes * 4 > b->info.mem_bytes)
+    bytes = b->info.mem_bytes / 8;
+  return copy_rate(r, bytes, 1, why, len);
+}
+
+/* The last cache: a source and a destination of a quarter of it each, so
+ * both stay resident after the warm-up, copied CACHE_REPS times per timing
+ * (one copy of a few MiB is too short for two events to time). */
+#define CACHE_REPS 32
+size_t zlb__last_cache_bytes(const zlb_device_info_t *info) {
+  return info->llc_bytes > info->l2_bytes ? info->llc_bytes : info->l2_bytes;
+}
+
+static double cache_bandwidth(zlb__run_t *r, char *why, size_t len) {
+  size_t cache = zlb__last_cache_bytes(&r->b->info), bytes = cache / 4;
+  if (!cache) {
+    snprintf(why, len, "the device reports no cache size");
+    return NAN;
+  }
+  bytes &= ~(size_t)4095;
+  if (bytes < 4096) {
+    snprintf(why, len, "the device's %zu-byte cache is too small to measure", cache);
+    return NAN;
+  }
+  return copy_rate(r, bytes, CACHE_REPS, why, len);
 }
 
 /* Random data, one tile of it repeated over the tensor: a GEMM on zeros or
@@ -307,7 +346,7 @@ void zlb__peaks_resolve_with(zlb__peaks_t *p, const char *cache_path, const char
   uint32_t gemm_mask;
   char why[256] = "";
   memset(p, 0, sizeof(*p));
-  p->gbps = NAN;
+  p->gbps = p->cache_gbps = NAN;
   for (int d = 0; d < ZLB_DT_COUNT; d++)
     p->tflops[d] = NAN;
   if (cache_path && *cache_path) {
@@ -324,6 +363,15 @@ void zlb__peaks_resolve_with(zlb__peaks_t *p, const char *cache_path, const char
       measured = 1;
     else if (!p->gbps_why[0])
       zlb_strlcpy(p->gbps_why, "the copy gave no time", sizeof(p->gbps_why));
+  }
+  if (!(p->cache_gbps > 0)) {
+    if (!probe->cache_bandwidth)
+      zlb_strlcpy(p->cache_why, "not measured here", sizeof(p->cache_why));
+    else if ((p->cache_gbps = probe->cache_bandwidth(probe->ctx, p->cache_why,
+                                                     sizeof(p->cache_why))) > 0)
+      measured = 1;
+    else if (!p->cache_why[0])
+      zlb_strlcpy(p->cache_why, "the copy gave no time", sizeof(p->cache_why));
   }
   gemm_mask = probe->gemm_dtypes(probe->ctx, why, sizeof(why));
   for (int d = 0; d < ZLB_DT_COUNT; d++) {
@@ -395,12 +443,18 @@ static double probe_gemm(void *ctx, zlb_dtype_t dt, char *why, size_t len) {
   return gemm_tflops(ctx, dt, why, len);
 }
 
+static double probe_cache_bandwidth(void *ctx, char *why, size_t len) {
+  return cache_bandwidth(ctx, why, len);
+}
+
 void zlb__peaks_resolve(zlb__run_t *r) {
   zlb_strbuf_t path = ZLB_STRBUF_INIT;
-  zlb__peaks_probe_t probe = {r, probe_bandwidth, probe_gemm_dtypes, probe_gemm};
+  zlb__peaks_probe_t probe = {r, probe_bandwidth, probe_gemm_dtypes, probe_gemm,
+                              probe_cache_bandwidth};
   if (getenv("ZL_NO_PEAKS")) {
     memset(&r->peaks, 0, sizeof(r->peaks));
-    r->peaks.gbps = NAN;
+    r->peaks.gbps = r->peaks.cache_gbps = NAN;
+    zlb_strlcpy(r->peaks.cache_why, "ZL_NO_PEAKS is set", sizeof(r->peaks.cache_why));
     for (int d = 0; d < ZLB_DT_COUNT; d++) {
       r->peaks.tflops[d] = NAN;
       zlb_strlcpy(r->peaks.gemm_why[d], "ZL_NO_PEAKS is set", sizeof(r->peaks.gemm_why[d]));
@@ -410,13 +464,16 @@ void zlb__peaks_resolve(zlb__run_t *r) {
   }
   if (getenv("ZL_TEST_PEAKS") && !strncmp(r->b->desc->name, "test", 4)) {
     /* Tests only (--integrity's rate gate on a backend without ceilings):
-     * "GBPS[:TFLOPS]" stand for the measured ceilings, every float dtype
-     * the same FLOP rate; nothing is measured or cached. Only the test
-     * backends read it: a real device's ceilings are always measured. */
-    double gbps = NAN, tf = NAN;
-    int n = sscanf(getenv("ZL_TEST_PEAKS"), "%lf:%lf", &gbps, &tf);
+     * "GBPS[:TFLOPS[:CACHE_GBPS]]" stand for the measured ceilings, every
+     * float dtype the same FLOP rate; nothing is measured or cached. Only
+     * the test backends read it: a real device's ceilings are always
+     * measured. */
+    double gbps = NAN, tf = NAN, cg = NAN;
+    int n = sscanf(getenv("ZL_TEST_PEAKS"), "%lf:%lf:%lf", &gbps, &tf, &cg);
     memset(&r->peaks, 0, sizeof(r->peaks));
     r->peaks.gbps = n >= 1 && gbps > 0 ? gbps : NAN;
+    r->peaks.cache_gbps = n >= 3 && cg > 0 ? cg : NAN;
+    zlb_strlcpy(r->peaks.cache_why, "ZL_TEST_PEAKS gives none", sizeof(r->peaks.cache_why));
     for (int d = 0; d < ZLB_DT_COUNT; d++) {
       r->peaks.tflops[d] = n >= 2 && tf > 0 ? tf : NAN;
       zlb_strlcpy(r->peaks.gemm_why[d], "ZL_TEST_PEAKS gives none", sizeof(r->peaks.gemm_why[d]));
@@ -433,7 +490,17 @@ void zlb__peaks_resolve(zlb__run_t *r) {
 
 double zlb__peaks_pct_of(const zlb__peaks_t *p, zlb_dtype_t dt, double bytes, double flops,
                          double ms) {
-  int have_bw = p->gbps > 0, have_fl = (unsigned)dt < ZLB_DT_COUNT && p->tflops[dt] > 0;
+  return zlb__peaks_pct_ceiling(p, ZLB__CEIL_MEMORY, dt, bytes, flops, ms);
+}
+
+const char *zlb__ceiling_name(int ceiling) {
+  return ceiling == ZLB__CEIL_MEMORY ? "memory" : ceiling == ZLB__CEIL_CACHE ? "cache" : "";
+}
+
+double zlb__peaks_pct_ceiling(const zlb__peaks_t *p, int ceiling, zlb_dtype_t dt, double bytes,
+                              double flops, double ms) {
+  double bw = ceiling == ZLB__CEIL_CACHE ? p->cache_gbps : p->gbps;
+  int have_bw = bw > 0, have_fl = (unsigned)dt < ZLB_DT_COUNT && p->tflops[dt] > 0;
   double t;
   if (!(ms > 0) || (!(bytes > 0) && !(flops > 0)))
     return NAN;
@@ -442,19 +509,14 @@ double zlb__peaks_pct_of(const zlb__peaks_t *p, zlb_dtype_t dt, double bytes, do
    * missing the floor is known only when the other one is the one that
    * applies; otherwise N/A, never a number against the wrong ceiling. */
   if (have_bw && have_fl)
-    t = fmax(bytes > 0 ? bytes / (p->gbps * 1e9) : 0, flops > 0 ? flops / (p->tflops[dt] * 1e12) : 0);
+    t = fmax(bytes > 0 ? bytes / (bw * 1e9) : 0, flops > 0 ? flops / (p->tflops[dt] * 1e12) : 0);
   else if (have_bw && bytes > 0 && (!(flops > 0) || flops / bytes < MEMBOUND_INTENSITY))
-    t = bytes / (p->gbps * 1e9);
+    t = bytes / (bw * 1e9);
   else if (have_fl && flops > 0 && !(bytes > 0))
     t = flops / (p->tflops[dt] * 1e12);
   else
     return NAN;
   return t / (ms * 1e-3) * 100.0;
-}
-
-double zlb__peaks_pct(const zlb__run_t *r, zlb_dtype_t dt, double bytes, double flops,
-                      double ms) {
-  return zlb__peaks_pct_of(&r->peaks, dt, bytes, flops, ms);
 }
 
 void zlb__peaks_describe(const zlb__peaks_t *p, uint32_t dtypes, zlb_strbuf_t *out) {
@@ -463,6 +525,11 @@ void zlb__peaks_describe(const zlb__peaks_t *p, uint32_t dtypes, zlb_strbuf_t *o
     zlb_strbuf_addf(out, "bandwidth %.0f GB/s", p->gbps);
   else
     zlb_strbuf_addf(out, "bandwidth missing (%s)", p->gbps_why);
+  if (p->cache_gbps > 0)
+    zlb_strbuf_addf(out, ", cache bandwidth %.0f GB/s", p->cache_gbps);
+  else
+    zlb_strbuf_addf(out, ", cache bandwidth missing (%s): %%Peak of rows in a warm cache is N/A",
+                    p->cache_why);
   for (int d = 0; d < ZLB_DT_COUNT; d++)
     if (p->tflops[d] > 0)
       zlb_strbuf_addf(out, "%s %s=%.0f", any++ ? "" : ", TFLOP/s", zlb_dtype_name((zlb_dtype_t)d),

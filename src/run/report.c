@@ -115,7 +115,7 @@ void zlb__banner_end(zlb__run_t *r) {
 }
 
 /* Column layout. Labels are what parsers match (docs/formats.md). */
-#define HDR_FMT "%-8s %14s %15s %9s %10s %9s %7s  %-9s %8s %7s  %14s  %9s  %-14s %-12s  %s\n"
+#define HDR_FMT "%-8s %14s %15s %9s %10s %9s %7s  %-9s %-7s %8s %7s  %14s  %9s  %-14s %-12s  %s\n"
 
 void zlb__table_begin(zlb__run_t *r, zlb_dtype_t dt, const char *legend) {
   char hdr[512];
@@ -128,7 +128,7 @@ void zlb__table_begin(zlb__run_t *r, zlb_dtype_t dt, const char *legend) {
     zlb__emit(r, "Inputs common to every row: %s\n", legend);
   n = (size_t)snprintf(hdr, sizeof(hdr), HDR_FMT, "Status", "Baseline (ms)",
                        "Candidate (ms)", "Speedup", "GB/s", "TFLOP/s", "%Peak", "Timer",
-                       "Samples", "Noise%", "Base Host (us)", "Host (us)", "Config", "Marker",
+                       "Ceiling", "Samples", "Noise%", "Base Host (us)", "Host (us)", "Config", "Marker",
                        "Size Detail");
   zlb__emit(r, "%s", hdr);
   if (n > 1 && n < sizeof(hdr)) {
@@ -170,10 +170,10 @@ void zlb__table_row(zlb__run_t *r, const zlb__row_t *row) {
   /* Host dispatch time per call, µs (docs/timing.md, "Host dispatch time"). */
   num(hb, sizeof(hb), row->ok ? row->m[0].host_ms * 1e3 : NAN, "%.3f");
   num(hc, sizeof(hc), row->ok ? row->m[1].host_ms * 1e3 : NAN, "%.3f");
-  zlb__emit(r, "%s%-8s%s %14s %15s %9s %10s %9s %7s  %-9s %8s %7s  %14s  %9s  %-14s %s%-12s%s  %s\n",
+  zlb__emit(r, "%s%-8s%s %14s %15s %9s %10s %9s %7s  %-9s %-7s %8s %7s  %14s  %9s  %-14s %s%-12s%s  %s\n",
             zlb__sty(r, row->ok ? STY_OK : STY_FAIL), row->ok ? "SUCCESS" : "FAILED",
             zlb__sty(r, STY_NONE), b, c, s, g, t, p, row->timer[0] ? row->timer : "-",
-            n, z, hb, hc, row->config[0] ? row->config : "-",
+            row->ok && row->ceiling ? zlb__ceiling_name(row->ceiling) : "-", n, z, hb, hc, row->config[0] ? row->config : "-",
             strcmp(row->marker, "-") ? zlb__sty(r, row->ok ? STY_WARN : STY_FAIL) : "",
             row->marker[0] ? row->marker : "-",
             strcmp(row->marker, "-") ? zlb__sty(r, STY_NONE) : "",

@@ -45,12 +45,21 @@ typedef struct zlb__row {
   int ntrials;              /* trials measured (--trials); m[] pools their samples */
   double trial_ms[2][ZLB__MAX_TRIALS]; /* each trial's value, baseline and candidate */
   char integrity[256];      /* --integrity: what was checked ("" without it) */
+  int ceiling;              /* ZLB__CEIL_*: what pct_peak is compared with */
 } zlb__row_t;
+
+/* The bandwidth ceiling a row's %Peak is compared with: device memory, or
+ * the last cache (a GPU's L2, a CPU's L3) when the row's working set fits
+ * in it and its timer does not flush it (docs/roofline.md). */
+enum { ZLB__CEIL_NONE, ZLB__CEIL_MEMORY, ZLB__CEIL_CACHE };
+const char *zlb__ceiling_name(int ceiling); /* "memory", "cache", "" */
 
 /* Measured device ceilings (peaks.c). A ceiling that was not measured is
  * NAN, never 0 or a stand-in, and the *_why text says why. */
 typedef struct zlb__peaks {
   double gbps;                   /* copy bandwidth, GB/s (reads + writes) */
+  double cache_gbps;             /* the same for a copy that fits in the last cache */
+  char cache_why[256];           /* why cache_gbps is missing; "" when present */
   double tflops[ZLB_DT_COUNT];   /* vendor GEMM per dtype */
   char gbps_why[256];            /* why gbps is missing; "" when present */
   char gemm_why[ZLB_DT_COUNT][256]; /* why a dtype's FLOP ceiling is missing */
@@ -68,6 +77,8 @@ typedef struct zlb__peaks_probe {
   /* Float dtypes the GEMM can be measured in; 0 with `why` when none. */
   uint32_t (*gemm_dtypes)(void *ctx, char *why, size_t len);
   double (*gemm)(void *ctx, zlb_dtype_t dt, char *why, size_t len);
+  /* Copy bandwidth within the last cache; NULL: not measured here. */
+  double (*cache_bandwidth)(void *ctx, char *why, size_t len);
 } zlb__peaks_probe_t;
 
 /* Host buffer slots: fill staging, inputs, both sides' outputs, and the
@@ -228,10 +239,14 @@ void zlb__peaks_resolve(zlb__run_t *r);
 void zlb__peaks_resolve_with(zlb__peaks_t *p, const char *cache_path, const char *backend,
                              const zlb_device_info_t *info, const zlb__peaks_probe_t *probe);
 /* Roofline % of peak for a case; NAN without the ceiling that applies. */
-double zlb__peaks_pct(const zlb__run_t *r, zlb_dtype_t dt, double bytes, double flops,
-                      double ms);
 double zlb__peaks_pct_of(const zlb__peaks_t *p, zlb_dtype_t dt, double bytes, double flops,
                          double ms);
+/* The last cache before memory: a CPU's L3 where the host reports one,
+ * else the L2; 0 when the device reports none. */
+size_t zlb__last_cache_bytes(const zlb_device_info_t *info);
+/* The same against the cache's bandwidth (ZLB__CEIL_CACHE) or memory's. */
+double zlb__peaks_pct_ceiling(const zlb__peaks_t *p, int ceiling, zlb_dtype_t dt, double bytes,
+                              double flops, double ms);
 /* The banner's "peaks: ..." line, without the newline: the ceilings, each
  * missing one and why, and a cache that was rejected or not written. */
 void zlb__peaks_describe(const zlb__peaks_t *p, uint32_t dtypes, zlb_strbuf_t *out);

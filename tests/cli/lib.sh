@@ -60,7 +60,7 @@ csv_field() {
 # Make timings and machine details comparable across runs.
 normalize_log() {
   sed -E -e 's/[0-9]+\.[0-9]+/F/g' \
-    -e 's/^(SUCCESS|FAILED)( +[^ ]+){6} +(direct|graph|mixed|trace|queue) +[0-9]+ +[^ ]+/\1 F F F F F F \3 N Z/' \
+    -e 's/^(SUCCESS|FAILED)( +[^ ]+){6} +(direct|graph|mixed|trace|queue) +(memory|cache|-) +[0-9]+ +[^ ]+/\1 F F F F F F \3 C N Z/' \
     -e 's/device=0 \(.*\)  timer=/device=0 (CPU)  timer=/' \
     -e 's/^(started|finished) .*/\1 T/' -e 's/^log: .*/log: L/' \
     -e 's/^zlbench [^ ]+  run/zlbench V  run/' -e 's/^peaks: .*/peaks: P/' \

@@ -36,7 +36,8 @@ expect_in "$TMP/cheat_stream-direct/run.log" "its time would not be measured"
 # (d) a rate above the ceiling (ZL_TEST_PEAKS stands for the measured
 # ceilings; the test device reports no L2, so nothing can explain it).
 ZL_TEST_PEAKS=1000 caught cheat_rate direct "integrity: the candidate's rate is"
-expect_in "$TMP/cheat_rate-direct/run.log" "against the measured 1000.0 GB/s): more than the device can do"
+expect_in "$TMP/cheat_rate-direct/run.log" "of the measured memory ceiling ("
+expect_in "$TMP/cheat_rate-direct/run.log" "GB/s against the measured memory bandwidth of 1000.0 GB/s): more than the device can do"
 
 # The checked iteration comes from the seed: the same seed, the same one.
 expect_rc 1 R cheat_skip --timer queue --integrity --out "$TMP/again"
@@ -66,13 +67,47 @@ ident = json.load(open(sys.argv[1]))
 assert ident["caliber"]["integrity"] is True, ident["caliber"]
 PY
 expect_in "$TMP/h-honest_copy-queue/run.log" "integrity=on"
-# A warm-L2 rate above the DRAM ceiling whose working set fits in the L2
-# is noted, not refused.
-expect_rc 0 env ZL_TEST_PEAKS=1000 ZL_TEST_L2_BYTES=4000000000000000 \
+# A row whose working set fits in the cache its timer does not flush is
+# judged by the cache's ceiling (the third ZL_TEST_PEAKS field), and says
+# so in its Ceiling column: far below a fast cache, it passes.
+expect_rc 0 env ZL_TEST_PEAKS=1000:0:1e12 ZL_TEST_L2_BYTES=4000000000000000 \
   "$ZLBENCH" run cheat_rate --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 \
-  $QUICK --timer direct --integrity --out "$TMP/warm"
-all_rows_are "$TMP/warm/run.log" Status SUCCESS || fail "a warm-L2 row that fits in the L2 was refused"
-expect_in "$TMP/warm/run.log" "above the memory ceiling with a warm cache"
+  $QUICK --timer direct --integrity --out "$TMP/warm" --json "$TMP/warm.json"
+all_rows_are "$TMP/warm/run.log" Status SUCCESS || fail "a row within the cache's ceiling was refused"
+all_rows_are "$TMP/warm/run.log" Ceiling cache || fail "a row in a warm cache not judged by the cache"
+python3 - "$TMP/warm.json" "$TMP/warm/run_identity.json" <<'PY' || fail "results.json or the identity lack the cache ceiling"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows and all(r["ceiling"] == "cache" and 0 < r["pct_peak"] <= 100 for r in rows), rows
+peaks = json.load(open(sys.argv[2]))["peaks"]
+assert peaks["cache_bandwidth_gbps"] == 1e12 and peaks["bandwidth_gbps"] == 1000, peaks
+PY
+# The report's roofline names both ceilings and marks each point's.
+expect_rc 0 "$ZLBENCH" report "$TMP/warm" --out "$TMP/warm.html"
+expect_in "$TMP/warm.html" 'memory bandwidth 1000 GB/s (0 rows)'
+expect_in "$TMP/warm.html" 'cache bandwidth 1000000000000 GB/s (2 rows)'
+expect_in "$TMP/warm.html" 'data-ceiling="cache"'
+expect_in "$TMP/warm.html" 'of peak (cache ceiling)'
+# Above the cache's ceiling too: refused with --integrity, naming it ...
+expect_rc 1 env ZL_TEST_PEAKS=1000:0:2000 ZL_TEST_L2_BYTES=4000000000000000 \
+  "$ZLBENCH" run cheat_rate --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 \
+  $QUICK --timer direct --integrity --out "$TMP/warm-over"
+expect_in "$TMP/warm-over/run.log" "of the measured cache ceiling ("
+expect_in "$TMP/warm-over/run.log" "against the measured cache bandwidth of 2000.0 GB/s"
+# ... and without it the row stands but shows no %Peak above 100: N/A,
+# with both numbers in its note.
+expect_rc 0 env ZL_TEST_PEAKS=1000:0:2000 ZL_TEST_L2_BYTES=4000000000000000 \
+  "$ZLBENCH" run cheat_rate --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 \
+  $QUICK --timer direct --out "$TMP/warm-noint"
+all_rows_are "$TMP/warm-noint/run.log" Status SUCCESS || fail "a row over its ceiling failed without --integrity"
+all_rows_are "$TMP/warm-noint/run.log" %Peak N/A || fail "a %Peak above its ceiling was shown"
+expect_in "$TMP/warm-noint/run.log" "%Peak N/A: the candidate's rate is"
+expect_in "$TMP/warm-noint/run.log" "of the cache ceiling ("
+# Larger than the cache: memory's ceiling, whatever the timer.
+expect_rc 1 env ZL_TEST_PEAKS=1000:0:1e12 ZL_TEST_L2_BYTES=16 \
+  "$ZLBENCH" run cheat_rate --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 \
+  $QUICK --timer direct --integrity --out "$TMP/big"
+expect_in "$TMP/big/run.log" "of the measured memory ceiling ("
 # The environment turns it on as the option does.
 expect_rc 1 env ZL_INTEGRITY=1 "$ZLBENCH" run cheat_skip --backend test --lib "$TESTOPS" \
   --shape-file "$SH" --dtypes float32 $QUICK --timer queue --out "$TMP/env"

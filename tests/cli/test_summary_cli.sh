@@ -11,10 +11,10 @@ cp "$D/ops/softmax/run.log" "$D/ops/softmax/attempts/1-all/run.log" # superseded
 expect_rc 0 "$ZLBENCH" summary "$D"
 expect_in "$TMP/out" "summary:"
 expect_in "$TMP/out" "from 2 logs"
-head -1 "$D/summary.csv" | grep -qx "operator,family,dtype,shape,baseline_ms,candidate_ms,speedup,gbps,tflops,pct_peak,timer,marker,status,source,base_host_us,cand_host_us" ||
+head -1 "$D/summary.csv" | grep -qx "operator,family,dtype,shape,baseline_ms,candidate_ms,speedup,gbps,tflops,pct_peak,timer,marker,status,source,base_host_us,cand_host_us,ceiling" ||
   fail "summary.csv header"
-grep -q ",ops/softmax/run.log,[0-9.]*,[0-9.]*$" "$D/summary.csv" || fail "our log's rows missing"
-grep -q ",flaggems/result_test_pointwise.log,,$" "$D/summary.csv" || fail "FlagGems rows missing"
+grep -q ",ops/softmax/run.log,[0-9.]*,[0-9.]*,$" "$D/summary.csv" || fail "our log's rows missing"
+grep -q ",flaggems/result_test_pointwise.log,,,$" "$D/summary.csv" || fail "FlagGems rows missing"
 grep -q "attempts" "$D/summary.csv" && fail "rows from an attempts folder were counted"
 expect_rc 0 "$ZLBENCH" summary "$D" --out "$TMP/other.csv" --quiet
 [ -s "$TMP/other.csv" ] || fail "--out wrote nothing"

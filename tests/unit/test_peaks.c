@@ -44,6 +44,18 @@ static double fake_gemm(void *ctx, zlb_dtype_t dt, char *why, size_t len) {
   return f->tflops;
 }
 
+/* The cache-bandwidth probe's answer (NAN: it fails) and its calls. */
+static double fake_cache_gbps = 9000;
+static int cache_calls;
+
+static double fake_cache_bw(void *ctx, char *why, size_t len) {
+  (void)ctx;
+  cache_calls++;
+  if (isnan(fake_cache_gbps))
+    snprintf(why, len, "fake cache copy failed");
+  return fake_cache_gbps;
+}
+
 static const zlb_device_info_t dev = {.name = "fake gpu", .uuid = "GPU-1234"};
 
 static char dir[256], path[512];
@@ -54,6 +66,8 @@ static int setup(void **state) {
   if (!mkdtemp(dir))
     return -1;
   snprintf(path, sizeof(path), "%s/peaks-fake.json", dir);
+  fake_cache_gbps = 9000;
+  cache_calls = 0;
   return 0;
 }
 
@@ -78,7 +92,7 @@ static char *read_text(const char *p) {
 }
 
 static void resolve(zlb__peaks_t *p, struct fake *f) {
-  zlb__peaks_probe_t probe = {f, fake_bw, fake_gemm_dtypes, fake_gemm};
+  zlb__peaks_probe_t probe = {f, fake_bw, fake_gemm_dtypes, fake_gemm, fake_cache_bw};
   zlb__peaks_resolve_with(p, path, "fake", &dev, &probe);
 }
 
@@ -161,6 +175,9 @@ static void test_corrupt_cache_rejected(void **state) {
       " \"measured\": \"x\", \"bandwidth_gbps\": \"fast\", \"tflops\": {}}",
       "{\"backend\": \"fake\", \"name\": \"fake gpu\", \"uuid\": \"GPU-1234\","
       " \"measured\": \"x\", \"bandwidth_gbps\": 4222, \"tflops\": {\"float99\": 1}}",
+      "{\"backend\": \"fake\", \"name\": \"fake gpu\", \"uuid\": \"GPU-1234\","
+      " \"measured\": \"x\", \"bandwidth_gbps\": 4222, \"cache_bandwidth_gbps\": -5,"
+      " \"tflops\": {}}",
       /* another device's */
       "{\"backend\": \"fake\", \"name\": \"fake gpu\", \"uuid\": \"GPU-9999\","
       " \"measured\": \"x\", \"bandwidth_gbps\": 4222, \"tflops\": {}}",
@@ -212,9 +229,63 @@ static void test_gemm_failure_reported(void **state) {
   /* Nothing measured at all: nothing written. */
   unlink(path);
   f.gbps = NAN;
+  fake_cache_gbps = NAN;
   resolve(&p, &f);
   assert_int_equal(access(path, F_OK), -1);
   assert_true(isnan(zlb__peaks_pct_of(&p, F16, 1e9, 0, 1.0)));
+}
+
+/* The last cache's ceiling: measured beside memory's, cached, completed in
+ * an older cache that lacks it, and the only one a cache row is judged by. */
+static void test_cache_ceiling(void **state) {
+  zlb__peaks_t p;
+  zlb_strbuf_t line = ZLB_STRBUF_INIT;
+  struct fake f = {100, 0, "none", NAN, 0, 0};
+  char *text;
+  (void)state;
+  unlink(path);
+  resolve(&p, &f);
+  assert_int_equal(cache_calls, 1);
+  assert_true(p.cache_gbps == 9000 && p.gbps == 100);
+  text = read_text(path);
+  assert_str_contains(text, "\"cache_bandwidth_gbps\": 9000");
+  free(text);
+  /* 2 GB in 1 ms: 20 % of a 9000 GB/s cache, 2000 % of 100 GB/s memory. */
+  assert_true(fabs(zlb__peaks_pct_ceiling(&p, ZLB__CEIL_CACHE, F16, 2e9, 0, 1.0) -
+                   2e9 / 9000e9 / 1e-3 * 100) < 1e-9);
+  assert_true(fabs(zlb__peaks_pct_ceiling(&p, ZLB__CEIL_MEMORY, F16, 2e9, 0, 1.0) - 2000) < 1e-9);
+  assert_true(zlb__peaks_pct_of(&p, F16, 2e9, 0, 1.0) ==
+              zlb__peaks_pct_ceiling(&p, ZLB__CEIL_MEMORY, F16, 2e9, 0, 1.0));
+  zlb__peaks_describe(&p, 0, &line);
+  assert_str_contains(line.buf, "cache bandwidth 9000 GB/s");
+  zlb_strbuf_reset(&line);
+  /* A cache written before the cache ceiling existed is completed: only
+   * the cache copy runs. */
+  write_text(path, "{\"backend\": \"fake\", \"name\": \"fake gpu\", \"uuid\": \"GPU-1234\","
+                   " \"measured\": \"2026-01-01T00:00:00Z\", \"bandwidth_gbps\": 4222,"
+                   " \"tflops\": {}}\n");
+  cache_calls = f.bw_calls = 0;
+  resolve(&p, &f);
+  assert_int_equal(f.bw_calls, 0);
+  assert_int_equal(cache_calls, 1);
+  assert_true(p.gbps == 4222 && p.cache_gbps == 9000);
+  assert_str_contains(p.source, "completed now");
+  /* A failed cache copy: its rows are N/A, memory's are not, and the
+   * banner says why. */
+  unlink(path);
+  fake_cache_gbps = NAN;
+  resolve(&p, &f);
+  assert_true(isnan(p.cache_gbps));
+  assert_true(isnan(zlb__peaks_pct_ceiling(&p, ZLB__CEIL_CACHE, F16, 2e9, 0, 1.0)));
+  assert_true(zlb__peaks_pct_ceiling(&p, ZLB__CEIL_MEMORY, F16, 2e9, 0, 1.0) > 0);
+  zlb__peaks_describe(&p, 0, &line);
+  assert_str_contains(line.buf, "cache bandwidth missing (fake cache copy failed)");
+  zlb_strbuf_release(&line);
+  text = read_text(path);
+  assert_null(strstr(text, "cache_bandwidth_gbps"));
+  free(text);
+  assert_string_equal(zlb__ceiling_name(ZLB__CEIL_CACHE), "cache");
+  assert_string_equal(zlb__ceiling_name(ZLB__CEIL_MEMORY), "memory");
 }
 
 static void test_unwritable_cache_reported(void **state) {
@@ -226,7 +297,7 @@ static void test_unwritable_cache_reported(void **state) {
   /* A regular file where the cache's folder should be. */
   write_text(path, "x");
   snprintf(bad, sizeof(bad), "%s/sub/peaks.json", path);
-  probe = (zlb__peaks_probe_t){&f, fake_bw, fake_gemm_dtypes, fake_gemm};
+  probe = (zlb__peaks_probe_t){&f, fake_bw, fake_gemm_dtypes, fake_gemm, NULL};
   zlb__peaks_resolve_with(&p, bad, "fake", &dev, &probe);
   assert_true(p.gbps == 100);
   assert_str_contains(p.cache_note, "cache not written");
@@ -280,6 +351,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_later_run_completes_cache, setup, teardown),
       cmocka_unit_test_setup_teardown(test_corrupt_cache_rejected, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_failure_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cache_ceiling, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unwritable_cache_reported, setup, teardown),
       cmocka_unit_test(test_cache_dir_order),
   };
