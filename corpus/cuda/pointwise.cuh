@@ -1,11 +1,22 @@
 /* The pointwise machinery behind every unary, binary and ternary operator:
- * one reference kernel (a thread per element, scalar loads) and one fast
- * kernel (16-byte vector loads, grid-stride over the SMs, scalar tail);
- * operators differ only by a functor on floats. */
+ * the baseline is CUB's cub::DeviceTransform over the operator's functor
+ * (what a CUDA user would call for an elementwise op), the candidate a fast
+ * kernel (16-byte vector loads, grid-stride over the SMs, scalar tail), and
+ * a reference kernel (a thread per element, scalar loads) is the
+ * candidate's path for unaligned pointers and the baseline where CUB is
+ * not there (a HIP build); operators differ only by a functor on floats. */
 #ifndef ZLB_CORPUS_CUDA_POINTWISE_CUH
 #define ZLB_CORPUS_CUDA_POINTWISE_CUH
 
 #include "common.cuh"
+
+#if !defined(__HIP_PLATFORM_AMD__)
+#include <cub/device/device_transform.cuh>
+#include <cuda/std/tuple>
+#define ZLBC_PW_VENDOR 1
+#else
+#define ZLBC_PW_VENDOR 0
+#endif
 
 namespace zlbc {
 namespace {
@@ -111,12 +122,54 @@ __global__ void __launch_bounds__(256) pw_vec_kernel(PwArgs<NIN, TO, T0, T1, T2,
     pw_scalar(p, t);
 }
 
-/* Launch the reference (ZLB_BASELINE) or fast (ZLB_CANDIDATE) kernel. */
+#if ZLBC_PW_VENDOR
+/* The operator's functor as CUB calls it: the inputs' element types in,
+ * the output's out, the math in float as in the other kernels. */
+template <int NIN, typename TO, typename T0, typename T1, typename T2, typename F>
+struct PwVendorOp {
+  F f;
+  __device__ __forceinline__ TO operator()(T0 a) const {
+    return pw_apply<NIN, TO, T0, T1, T2, F>(f, a, T1{}, T2{});
+  }
+  __device__ __forceinline__ TO operator()(T0 a, T1 b) const {
+    return pw_apply<NIN, TO, T0, T1, T2, F>(f, a, b, T2{});
+  }
+  __device__ __forceinline__ TO operator()(T0 a, T1 b, T2 c) const {
+    return pw_apply<NIN, TO, T0, T1, T2, F>(f, a, b, c);
+  }
+};
+
+/* The baseline: cub::DeviceTransform::Transform, which picks its own
+ * algorithm and vector width for the device (no temporary storage). */
+template <int NIN, typename TO, typename T0, typename T1, typename T2, typename F>
+inline int pw_vendor(zlb_env_t *env, cudaStream_t s, const PwArgs<NIN, TO, T0, T1, T2, F> &p) {
+  PwVendorOp<NIN, TO, T0, T1, T2, F> op{p.f};
+  cudaError_t e;
+  if constexpr (NIN == 1)
+    e = cub::DeviceTransform::Transform(::cuda::std::make_tuple(p.a), p.out, p.n, op, s);
+  else if constexpr (NIN == 2)
+    e = cub::DeviceTransform::Transform(::cuda::std::make_tuple(p.a, p.b), p.out, p.n, op, s);
+  else
+    e = cub::DeviceTransform::Transform(::cuda::std::make_tuple(p.a, p.b, p.c), p.out, p.n, op,
+                                        s);
+  if (e != cudaSuccess)
+    return cuda_fail(env, "cub::DeviceTransform", e);
+  ZLBC_LAUNCHED(env, "cub::DeviceTransform");
+  return 0;
+}
+#endif
+
+/* Launch the baseline (CUB) or the fast kernel (ZLB_CANDIDATE; the
+ * reference kernel when a pointer is not 16-byte aligned). */
 template <int NIN, typename TO, typename T0, typename T1, typename T2, typename F>
 inline int pw_launch(zlb_env_t *env, int which, cudaStream_t s,
                      const PwArgs<NIN, TO, T0, T1, T2, F> &p) {
   if (p.n <= 0)
     return 0;
+#if ZLBC_PW_VENDOR
+  if (which == ZLB_BASELINE)
+    return pw_vendor(env, s, p);
+#endif
   bool vec = which == ZLB_CANDIDATE && aligned16(p.out) && aligned16(p.a) &&
              (NIN < 2 || aligned16(p.b)) && (NIN < 3 || aligned16(p.c));
   if (vec) {
@@ -130,6 +183,9 @@ inline int pw_launch(zlb_env_t *env, int which, cudaStream_t s,
   }
   return 0;
 }
+
+/* The baseline's name in the operator table. */
+#define ZLBC_PW_BASELINE (ZLBC_PW_VENDOR ? "cub" : "ref")
 
 /* Describe a pointwise case: inputs shaped like c->shape, one output. */
 struct PwIo {
@@ -164,7 +220,8 @@ inline int pw_case_init(zlb_env_t *env, zlb_case_t *c, const char *op, const PwI
   c->flops = (double)n * io.flops_per_elem;
   c->check = ZLB_CHECK_CLOSE;
   c->reduce_n = 1;
-  snprintf(c->config[ZLB_BASELINE], sizeof c->config[0], "block=256");
+  snprintf(c->config[ZLB_BASELINE], sizeof c->config[0],
+           ZLBC_PW_VENDOR ? "cub::DeviceTransform" : "block=256");
   snprintf(c->config[ZLB_CANDIDATE], sizeof c->config[0], "block=256,vec16,grid<=8/sm");
   return 0;
 }

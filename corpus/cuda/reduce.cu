@@ -1,8 +1,8 @@
-/* Reductions over the last dim (family reduction): sum, mean, amax, argmax,
+/* Reductions over the last dim (family reduction): sum, mean, amax, amin, argmax, argmin,
  * prod, var_mean (unbiased var, then mean) and norm (L2). Baselines: CUB
  * DeviceSegmentedReduce (DeviceReduce for one row) with float accumulation
  * and a finalize kernel; var_mean makes two passes (mean, then squared
- * deviations). Candidate: one engine for all seven: a group of G threads
+ * deviations). Candidate: one engine for all nine: a group of G threads
  * per row with 16-byte loads and shuffle reductions (Welford for
  * var_mean), or, when rows are too few to fill the chip, a split of each
  * row over several blocks plus a combine kernel; autotuned. */
@@ -17,7 +17,7 @@
 namespace zlbc {
 namespace {
 
-enum RedKind { R_SUM, R_MEAN, R_NORM, R_AMAX, R_PROD, R_ARGMAX, R_VARMEAN };
+enum RedKind { R_SUM, R_MEAN, R_NORM, R_AMAX, R_PROD, R_ARGMAX, R_VARMEAN, R_AMIN, R_ARGMIN };
 
 /* ---- candidate policies: state, accumulate, combine, write ----------------- */
 
@@ -43,6 +43,17 @@ struct PMax {
   __device__ static S init() { return neg_inf(); }
   __device__ static void add(S &s, float v, int64_t, int) { s = fmaxf(s, v); }
   __device__ static S comb(S a, S b) { return fmaxf(a, b); }
+  template <typename T>
+  __device__ static void finish(const S &s, int64_t row, RedOut o, int64_t, int) {
+    static_cast<T *>(o.o0)[row] = from_f<T>(s);
+  }
+};
+
+struct PMin {
+  typedef float S;
+  __device__ static S init() { return -neg_inf(); }
+  __device__ static void add(S &s, float v, int64_t, int) { s = fminf(s, v); }
+  __device__ static S comb(S a, S b) { return fminf(a, b); }
   template <typename T>
   __device__ static void finish(const S &s, int64_t row, RedOut o, int64_t, int) {
     static_cast<T *>(o.o0)[row] = from_f<T>(s);
@@ -76,6 +87,23 @@ struct PArgMax {
     }
   }
   __device__ static S comb(S a, S b) { return (b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a; }
+  template <typename T>
+  __device__ static void finish(const S &s, int64_t row, RedOut o, int64_t, int) {
+    static_cast<int64_t *>(o.o0)[row] = s.i;
+  }
+};
+
+/* the first index of the minimum, like torch */
+struct PArgMin {
+  typedef ValIdx S;
+  __device__ static S init() { return {-neg_inf(), 0, 0x7fffffffffffffffLL}; }
+  __device__ static void add(S &s, float v, int64_t i, int) {
+    if (v < s.v) { /* indices arrive in increasing order per thread */
+      s.v = v;
+      s.i = i;
+    }
+  }
+  __device__ static S comb(S a, S b) { return (b.v < a.v || (b.v == a.v && b.i < a.i)) ? b : a; }
   template <typename T>
   __device__ static void finish(const S &s, int64_t row, RedOut o, int64_t, int) {
     static_cast<int64_t *>(o.o0)[row] = s.i;
@@ -302,9 +330,9 @@ template <typename T> struct RedIn {
 };
 
 struct RedOpF {
-  int kind; /* 0 add, 1 max, 2 multiply */
+  int kind; /* 0 add, 1 max, 2 multiply, 3 min */
   __host__ __device__ float operator()(float a, float b) const {
-    return kind == 0 ? a + b : kind == 1 ? fmaxf(a, b) : a * b;
+    return kind == 0 ? a + b : kind == 1 ? fmaxf(a, b) : kind == 2 ? a * b : fminf(a, b);
   }
 };
 
@@ -330,6 +358,15 @@ inline cudaError_t cub_argmax(void *temp, size_t &bytes, const T *x, cub::KeyVal
     return cub::DeviceReduce::ArgMax(temp, bytes, x, maxv, idx, ncols, s);
   auto offs = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOffset{ncols});
   return cub::DeviceSegmentedReduce::ArgMax(temp, bytes, x, kv, m, offs, offs + 1, s);
+}
+
+template <typename T>
+inline cudaError_t cub_argmin(void *temp, size_t &bytes, const T *x, cub::KeyValuePair<int, T> *kv,
+                              T *minv, int64_t *idx, int64_t m, int64_t ncols, cudaStream_t s) {
+  if (m == 1)
+    return cub::DeviceReduce::ArgMin(temp, bytes, x, minv, idx, ncols, s);
+  auto offs = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), RowOffset{ncols});
+  return cub::DeviceSegmentedReduce::ArgMin(temp, bytes, x, kv, m, offs, offs + 1, s);
 }
 
 /* out[r] = fin(acc[r]); mode: 0 as is, 1 / ncols, 2 sqrt, 3 / (ncols - 1).
@@ -370,14 +407,20 @@ template <int KIND> struct ReduceOp {
            : KIND == R_MEAN ? "mean"
            : KIND == R_NORM ? "norm"
            : KIND == R_AMAX ? "amax"
+           : KIND == R_AMIN ? "amin"
            : KIND == R_PROD ? "prod"
            : KIND == R_ARGMAX ? "argmax"
+           : KIND == R_ARGMIN ? "argmin"
                               : "var_mean";
   }
 
   template <typename F> static int with_policy(F &&f) {
     if constexpr (KIND == R_AMAX)
       return f(Tag<PMax>{});
+    else if constexpr (KIND == R_AMIN)
+      return f(Tag<PMin>{});
+    else if constexpr (KIND == R_ARGMIN)
+      return f(Tag<PArgMin>{});
     else if constexpr (KIND == R_PROD)
       return f(Tag<PProd>{});
     else if constexpr (KIND == R_ARGMAX)
@@ -432,7 +475,7 @@ template <int KIND> struct ReduceOp {
     int64_t od[ZLB_MAX_DIMS];
     for (int i = 0; i < ond; i++)
       od[i] = i < s->ndim - 1 ? s->dims[i] : 1;
-    const zlb_dtype_t odt = KIND == R_ARGMAX ? ZLB_DT_INT64 : dt;
+    const zlb_dtype_t odt = KIND == R_ARGMAX || KIND == R_ARGMIN ? ZLB_DT_INT64 : dt;
     c->n_out = KIND == R_VARMEAN ? 2 : 1;
     tensor_set(&c->out[ZLB_BASELINE][0], KIND == R_VARMEAN ? "var" : "out", odt, ond, od,
                ZLB_FILL_NONE, 0, 0);
@@ -455,7 +498,9 @@ template <int KIND> struct ReduceOp {
       if (dt == ZLB_DT_BFLOAT16 && c->rtol < 1.6e-2)
         c->rtol = 1.6e-2;
     }
-    c->check = (KIND == R_AMAX || KIND == R_ARGMAX) ? ZLB_CHECK_EXACT : ZLB_CHECK_CLOSE;
+    c->check = (KIND == R_AMAX || KIND == R_ARGMAX || KIND == R_AMIN || KIND == R_ARGMIN)
+                   ? ZLB_CHECK_EXACT
+                   : ZLB_CHECK_CLOSE;
     c->detail[0] = 0;
     fmt_dims(c->detail, sizeof c->detail, s->ndim, s->dims);
     appendf(c->detail, sizeof c->detail, ", dim=-1");
@@ -472,6 +517,8 @@ template <int KIND> struct ReduceOp {
     size_t t1 = 0, t2 = 0;
     if (KIND == R_ARGMAX)
       cub_argmax<T>(nullptr, t1, nullptr, nullptr, nullptr, nullptr, p->m, p->cols, 0);
+    else if (KIND == R_ARGMIN)
+      cub_argmin<T>(nullptr, t1, nullptr, nullptr, nullptr, nullptr, p->m, p->cols, 0);
     else
       cub_reduce<T>(nullptr, t2, RedIn<T>{nullptr, nullptr, p->cols, 0}, nullptr, p->m, p->cols,
                     RedOpF{0}, 0.0f, 0);
@@ -527,11 +574,15 @@ template <int KIND> struct ReduceOp {
     const T *x = static_cast<const T *>(c->in[0].data);
     T *out = static_cast<T *>(c->out[ZLB_BASELINE][0].data);
     const unsigned g = grid_for(env, p->m, 256, 4);
-    if constexpr (KIND == R_ARGMAX) {
+    if constexpr (KIND == R_ARGMAX || KIND == R_ARGMIN) {
       int64_t *idx = static_cast<int64_t *>(c->out[ZLB_BASELINE][0].data);
       auto *kv = static_cast<cub::KeyValuePair<int, T> *>(pairs);
-      ZLBC_CUDA(env, cub_argmax<T>(temp, temp_bytes, x, kv, reinterpret_cast<T *>(acc), idx, p->m,
-                                   p->cols, s));
+      if constexpr (KIND == R_ARGMAX)
+        ZLBC_CUDA(env, cub_argmax<T>(temp, temp_bytes, x, kv, reinterpret_cast<T *>(acc), idx,
+                                     p->m, p->cols, s));
+      else
+        ZLBC_CUDA(env, cub_argmin<T>(temp, temp_bytes, x, kv, reinterpret_cast<T *>(acc), idx,
+                                     p->m, p->cols, s));
       if (p->m > 1) {
         argmax_keys_kernel<T><<<g, 256, 0, s>>>(kv, idx, p->m);
         ZLBC_LAUNCHED(env, "argmax_keys_kernel");
@@ -548,8 +599,11 @@ template <int KIND> struct ReduceOp {
       ZLBC_LAUNCHED(env, "red_finalize_kernel");
     } else {
       const int in_mode = KIND == R_NORM ? 1 : 0;
-      const int op = KIND == R_AMAX ? 1 : KIND == R_PROD ? 2 : 0;
-      const float init = KIND == R_AMAX ? -INFINITY : KIND == R_PROD ? 1.0f : 0.0f;
+      const int op = KIND == R_AMAX ? 1 : KIND == R_PROD ? 2 : KIND == R_AMIN ? 3 : 0;
+      const float init = KIND == R_AMAX   ? -INFINITY
+                         : KIND == R_AMIN ? INFINITY
+                         : KIND == R_PROD ? 1.0f
+                                          : 0.0f;
       const int fin = KIND == R_MEAN ? 1 : KIND == R_NORM ? 2 : 0;
       ZLBC_CUDA(env, cub_reduce<T>(temp, temp_bytes, RedIn<T>{x, nullptr, p->cols, in_mode}, acc,
                                    p->m, p->cols, RedOpF{op}, init, s));
@@ -591,6 +645,8 @@ const zlb_op_t kReduceOps[] = {
     REDUCE_OP(R_MEAN, "mean over the last dim"),
     REDUCE_OP(R_AMAX, "max over the last dim"),
     REDUCE_OP(R_ARGMAX, "int64 index of the first max over the last dim"),
+    REDUCE_OP(R_AMIN, "min over the last dim"),
+    REDUCE_OP(R_ARGMIN, "int64 index of the first min over the last dim"),
     REDUCE_OP(R_PROD, "product over the last dim; x uniform in [0.999, 1.001)"),
     REDUCE_OP(R_VARMEAN, "(unbiased var, mean) over the last dim"),
     REDUCE_OP(R_NORM, "L2 norm over the last dim"),

@@ -1,5 +1,5 @@
 /* Unary pointwise operators (family unary_pointwise): one functor each over
- * pointwise.cuh. Baseline: a thread per element; candidate: 16-byte vectors. */
+ * pointwise.cuh. Baseline: cub::DeviceTransform; candidate: 16-byte vectors. */
 #include "pointwise.cuh"
 
 namespace zlbc {
@@ -73,6 +73,90 @@ struct Tanh {
   static constexpr double kFlops = 1;
   __device__ float operator()(float x) const { return tanhf(x); }
 };
+struct Sin {
+  static constexpr const char *kName = "sin";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return sinf(x); }
+};
+struct Cos {
+  static constexpr const char *kName = "cos";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return cosf(x); }
+};
+struct Erf {
+  static constexpr const char *kName = "erf";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return erff(x); }
+};
+struct Exp2 {
+  static constexpr const char *kName = "exp2";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return exp2f(x); }
+};
+struct Log2 {
+  static constexpr const char *kName = "log2";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return log2f(x); }
+};
+struct Log1p {
+  static constexpr const char *kName = "log1p";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return log1pf(x); }
+};
+struct Expm1 {
+  static constexpr const char *kName = "expm1";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return expm1f(x); }
+};
+struct Reciprocal {
+  static constexpr const char *kName = "reciprocal";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return 1.0f / x; }
+};
+struct Floor {
+  static constexpr const char *kName = "floor";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return floorf(x); }
+};
+struct Ceil {
+  static constexpr const char *kName = "ceil";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return ceilf(x); }
+};
+struct Hardsigmoid { /* clamp(x / 6 + 1/2, 0, 1) */
+  static constexpr const char *kName = "hardsigmoid";
+  static constexpr double kFlops = 3;
+  __device__ float operator()(float x) const {
+    return fminf(fmaxf(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
+  }
+};
+struct Hardswish { /* x * hardsigmoid(x) */
+  static constexpr const char *kName = "hardswish";
+  static constexpr double kFlops = 4;
+  __device__ float operator()(float x) const {
+    return x * fminf(fmaxf(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
+  }
+};
+struct Mish { /* x * tanh(softplus(x)) */
+  static constexpr const char *kName = "mish";
+  static constexpr double kFlops = 4;
+  __device__ float operator()(float x) const { return x * tanhf(log1pf(expf(x))); }
+};
+struct Elu { /* alpha = 1 */
+  static constexpr const char *kName = "elu";
+  static constexpr double kFlops = 2;
+  __device__ float operator()(float x) const { return x > 0.0f ? x : expm1f(x); }
+};
+struct LeakyRelu { /* negative_slope = 0.01 */
+  static constexpr const char *kName = "leaky_relu";
+  static constexpr double kFlops = 1;
+  __device__ float operator()(float x) const { return x > 0.0f ? x : 0.01f * x; }
+};
+struct Clamp { /* clamp(x, min=-0.5, max=0.5) */
+  static constexpr const char *kName = "clamp";
+  static constexpr double kFlops = 2;
+  __device__ float operator()(float x) const { return fminf(fmaxf(x, -0.5f), 0.5f); }
+};
 struct CastToFp32 {
   static constexpr const char *kName = "cast_to_fp32";
   static constexpr double kFlops = 0;
@@ -123,7 +207,7 @@ template <typename F, int IO, bool POSITIVE> struct Unary {
 #define UNARY_OP(F, IO, POS, DTYPES, DOC)                                                     \
   ZLBC_OP(F::kName, "unary_pointwise", DTYPES, "tensor extents", DOC,                        \
           (&Unary<F, IO, POS>::case_init), nullptr,                                           \
-          ZLBC_IMPL("ref", 0, nullptr, (&Unary<F, IO, POS>::enqueue)),                       \
+          ZLBC_IMPL(ZLBC_PW_BASELINE, 0, nullptr, (&Unary<F, IO, POS>::enqueue)),             \
           ZLBC_IMPL("zlb", 0, nullptr, (&Unary<F, IO, POS>::enqueue)))
 
 const uint32_t kHalfs = ZLB_DT_BIT(ZLB_DT_FLOAT16) | ZLB_DT_BIT(ZLB_DT_BFLOAT16);
@@ -141,6 +225,22 @@ const zlb_op_t kUnaryOps[] = {
     UNARY_OP(Silu, IO_SAME, false, ZLB_DT_FLOATS, "x * sigmoid(x)"),
     UNARY_OP(Sigmoid, IO_SAME, false, ZLB_DT_FLOATS, "1 / (1 + e^-x)"),
     UNARY_OP(Tanh, IO_SAME, false, ZLB_DT_FLOATS, "tanh(x)"),
+    UNARY_OP(Sin, IO_SAME, false, ZLB_DT_FLOATS, "sin(x)"),
+    UNARY_OP(Cos, IO_SAME, false, ZLB_DT_FLOATS, "cos(x)"),
+    UNARY_OP(Erf, IO_SAME, false, ZLB_DT_FLOATS, "erf(x)"),
+    UNARY_OP(Exp2, IO_SAME, false, ZLB_DT_FLOATS, "2^x"),
+    UNARY_OP(Log2, IO_SAME, true, ZLB_DT_FLOATS, "base-2 log; x uniform in [0.1, 10)"),
+    UNARY_OP(Log1p, IO_SAME, true, ZLB_DT_FLOATS, "log(1 + x); x uniform in [0.1, 10)"),
+    UNARY_OP(Expm1, IO_SAME, false, ZLB_DT_FLOATS, "e^x - 1"),
+    UNARY_OP(Reciprocal, IO_SAME, true, ZLB_DT_FLOATS, "1/x; x uniform in [0.1, 10)"),
+    UNARY_OP(Floor, IO_SAME, false, ZLB_DT_FLOATS, "floor(x)"),
+    UNARY_OP(Ceil, IO_SAME, false, ZLB_DT_FLOATS, "ceil(x)"),
+    UNARY_OP(Hardsigmoid, IO_SAME, false, ZLB_DT_FLOATS, "clamp(x / 6 + 1/2, 0, 1)"),
+    UNARY_OP(Hardswish, IO_SAME, false, ZLB_DT_FLOATS, "x * hardsigmoid(x)"),
+    UNARY_OP(Mish, IO_SAME, false, ZLB_DT_FLOATS, "x * tanh(softplus(x))"),
+    UNARY_OP(Elu, IO_SAME, false, ZLB_DT_FLOATS, "x if x > 0 else e^x - 1 (alpha 1)"),
+    UNARY_OP(LeakyRelu, IO_SAME, false, ZLB_DT_FLOATS, "x if x > 0 else 0.01 x"),
+    UNARY_OP(Clamp, IO_SAME, false, ZLB_DT_FLOATS, "clamp(x, min=-0.5, max=0.5)"),
     UNARY_OP(CastToFp32, IO_TO_FP32, false, kHalfs,
              "cast: the case dtype (float16/bfloat16) in, float32 out"),
     UNARY_OP(CastFromFp32, IO_FROM_FP32, false, kHalfs,
