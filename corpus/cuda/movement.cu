@@ -1,11 +1,24 @@
 /* Data movement (family data_movement): contiguous (a transpose of the last
  * two dims made contiguous), cat (two tensors along the last dim),
  * index_select (rows), gather and scatter (along the last dim), embedding
- * and fill. Baselines: a thread per element with scalar accesses, or the
- * runtime's 2-D copies (cat) and cudaMemcpyAsync (scatter's clone).
+ * and fill. Baselines are vendor code: cuBLASLt's matrix transform
+ * (contiguous), the runtime's 2-D copies (cat), Thrust's gather, scatter
+ * (after a cudaMemcpyAsync clone) and fill_n on the case's stream without
+ * synchronising (the others). The reference kernels (a thread per element,
+ * scalar accesses) are the candidates' paths for unaligned pointers.
  * Candidates: a shared-memory tiled transpose, warp-per-row and 16-byte
  * vector copies, scatter fused with its clone per row. */
 #include <stdlib.h>
+
+#include <exception>
+
+#include <cublasLt.h>
+#include <thrust/execution_policy.h>
+#include <thrust/fill.h>
+#include <thrust/gather.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/scatter.h>
 
 #include "common.cuh"
 
@@ -17,17 +30,6 @@ enum MoveKind { MV_CONTIGUOUS, MV_CAT, MV_INDEX_SELECT, MV_GATHER, MV_SCATTER, M
 constexpr float kFillValue = 1.5f;
 
 /* ---- contiguous: out[b][c][r] = x[b][r][c] ------------------------------------- */
-
-template <typename T>
-__global__ void transpose_ref_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t nrows,
-                                     int64_t ncols, int64_t n) {
-  const int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (o >= n)
-    return;
-  const int64_t per = nrows * ncols, b = o / per, rem = o % per;
-  const int64_t c = rem / nrows, r = rem % nrows; /* y is [ncols][nrows] */
-  y[o] = x[b * per + r * ncols + c];
-}
 
 constexpr int kTile = 32, kTileRows = 8;
 
@@ -85,14 +87,6 @@ __global__ void cat_scalar_kernel(const T *__restrict__ a, const T *__restrict__
 }
 
 /* ---- row gathers: index_select (dim 0) and embedding ------------------------------ */
-
-template <typename T>
-__global__ void rows_gather_ref_kernel(const T *__restrict__ src, const int64_t *__restrict__ idx,
-                                       T *__restrict__ y, int64_t ncols, int64_t n) {
-  const int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (o < n)
-    y[o] = src[idx[o / ncols] * ncols + o % ncols];
-}
 
 /* A warp per output row. */
 template <typename T>
@@ -157,14 +151,6 @@ __global__ void __launch_bounds__(256) gather_vec_kernel(const T *__restrict__ x
 }
 
 /* ---- scatter along the last dim: y = x; y[r][index[r][j]] = src[r][j] ---------- */
-
-template <typename T>
-__global__ void scatter_ref_kernel(const T *__restrict__ src, const int64_t *__restrict__ idx,
-                                   T *__restrict__ y, int64_t ncols, int64_t nidx, int64_t n) {
-  const int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (o < n)
-    y[(o / nidx) * ncols + idx[o]] = src[o];
-}
 
 /* A block per row: copy the row, then (after the barrier) scatter into it. */
 template <typename T>
@@ -252,6 +238,119 @@ __global__ void __launch_bounds__(256) fill_vec_kernel(T *__restrict__ y, int64_
   const int64_t t = nvec * E + tid;
   if (t < n)
     y[t] = p.v[0];
+}
+
+/* ---- the vendor baselines ----------------------------------------------------- */
+
+/* Thrust's maps from an output (or source) element to the element it reads
+ * (or writes). */
+struct RowsMap { /* index_select, embedding: out[j] = src[idx[j / cols] * cols + j % cols] */
+  const int64_t *idx;
+  int64_t cols;
+  __host__ __device__ int64_t operator()(int64_t j) const {
+    return idx[j / cols] * cols + j % cols;
+  }
+};
+struct GatherMap { /* gather along the last dim: out[j] = x[(j / cols) * cols + idx[j]] */
+  const int64_t *idx;
+  int64_t cols;
+  __host__ __device__ int64_t operator()(int64_t j) const { return (j / cols) * cols + idx[j]; }
+};
+struct ScatterMap { /* scatter: src[i] goes to out[(i / k) * cols + idx[i]] */
+  const int64_t *idx;
+  int64_t k, cols;
+  __host__ __device__ int64_t operator()(int64_t i) const { return (i / k) * cols + idx[i]; }
+};
+
+template <typename F> inline auto map_iter(F f) {
+  return thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), f);
+}
+
+/* Thrust reports failures by throwing: never across the C ABI. The
+ * pending CUDA error, if there is one, names the cause best. */
+template <typename Fn> inline int thrust_call(zlb_env_t *env, const char *what, Fn &&fn) {
+  try {
+    fn();
+  } catch (const std::exception &e) {
+    cudaError_t pending = cudaGetLastError();
+    if (pending != cudaSuccess)
+      return cuda_fail(env, what, pending);
+    return errf(env, ZLB_EOP, "%s: %s", what, e.what());
+  }
+  return 0;
+}
+
+template <typename T> inline T host_value(float v);
+template <> inline float host_value<float>(float v) { return v; }
+template <> inline f16 host_value<f16>(float v) { return __float2half_rn(v); }
+template <> inline bf16 host_value<bf16>(float v) { return __float2bfloat16_rn(v); }
+
+/* contiguous: cuBLASLt's matrix transform with transA, per batch of
+ * m x cols row-major (a cols x m column-major matrix) into cols x m
+ * row-major (m x cols column-major). Made in prepare(), kept per case. */
+struct LtTranspose {
+  cublasLtHandle_t h = nullptr;
+  cublasLtMatrixTransformDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, c = nullptr;
+};
+
+void drop_lt_transpose(void *v) {
+  LtTranspose *t = static_cast<LtTranspose *>(v);
+  if (t->a)
+    cublasLtMatrixLayoutDestroy(t->a);
+  if (t->c)
+    cublasLtMatrixLayoutDestroy(t->c);
+  if (t->desc)
+    cublasLtMatrixTransformDescDestroy(t->desc);
+  if (t->h)
+    cublasLtDestroy(t->h);
+  delete t;
+}
+
+inline int lt_fail(zlb_env_t *env, const char *what, cublasStatus_t st) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return cuda_fail(env, what, e);
+  return errf(env, ZLB_EOP, "%s: cuBLASLt status %d", what, (int)st);
+}
+
+#define ZLBC_LT(env, call)                                      \
+  do {                                                          \
+    cublasStatus_t st_ = (call);                                \
+    if (st_ != CUBLAS_STATUS_SUCCESS)                           \
+      return lt_fail((env), #call, st_);                        \
+  } while (0)
+
+inline int lt_layout(zlb_env_t *env, cublasLtMatrixLayout_t *l, cudaDataType_t t, int64_t rows,
+                     int64_t cols, int64_t batches) {
+  const int32_t nb = (int32_t)batches;
+  const int64_t stride = rows * cols;
+  ZLBC_LT(env, cublasLtMatrixLayoutCreate(l, t, (uint64_t)rows, (uint64_t)cols, rows));
+  ZLBC_LT(env, cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &nb,
+                                                sizeof nb));
+  ZLBC_LT(env, cublasLtMatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                &stride, sizeof stride));
+  return 0;
+}
+
+inline int lt_transpose_prepare(zlb_env_t *env, Priv *p, zlb_dtype_t dt) {
+  const cudaDataType_t t = dt == ZLB_DT_FLOAT16    ? CUDA_R_16F
+                           : dt == ZLB_DT_BFLOAT16 ? CUDA_R_16BF
+                                                   : CUDA_R_32F;
+  const cublasOperation_t trans = CUBLAS_OP_T;
+  LtTranspose *lt = new (std::nothrow) LtTranspose();
+  if (!lt)
+    return errf(env, ZLB_ENOMEM, "contiguous: out of host memory");
+  p->handle[ZLB_BASELINE] = lt;
+  p->drop_handle = drop_lt_transpose;
+  ZLBC_LT(env, cublasLtCreate(&lt->h));
+  ZLBC_LT(env, cublasLtMatrixTransformDescCreate(&lt->desc, CUDA_R_32F));
+  ZLBC_LT(env, cublasLtMatrixTransformDescSetAttribute(
+                   lt->desc, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &trans, sizeof trans));
+  /* A: x as column-major cols x m; C: the result as column-major m x cols */
+  ZLBC_TRY(lt_layout(env, &lt->a, t, p->cols, p->m, p->b));
+  ZLBC_TRY(lt_layout(env, &lt->c, t, p->m, p->cols, p->b));
+  return 0;
 }
 
 /* ---- the operators ------------------------------------------------------------------ */
@@ -414,9 +513,10 @@ template <int KIND> struct MoveOp {
       break;
     }
     }
-    static const char *const base_cfg[] = {"thread/elem", "cudaMemcpy2DAsync", "thread/elem",
-                                           "thread/elem", "memcpy+thread/elem", "thread/elem",
-                                           "thread/elem"};
+    static const char *const base_cfg[] = {"cublasLtMatrixTransform", "cudaMemcpy2DAsync",
+                                           "thrust::gather", "thrust::gather",
+                                           "cudaMemcpyAsync+thrust::scatter", "thrust::gather",
+                                           "thrust::fill_n"};
     static const char *const cand_cfg[] = {"smem-tile=32x32", "vec16,grid-stride", "warp/row,vec16",
                                            "vec16,grid-stride", "block/row,fused", "warp/row,vec16",
                                            "vec16,grid-stride"};
@@ -427,8 +527,10 @@ template <int KIND> struct MoveOp {
 
   /* scatter: each row's index holds k distinct positions in [0, cols)
    * (scatter_index_kernel), made on the device once per case. */
-  static int prepare(zlb_env_t *env, zlb_case_t *c, int) {
+  static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
     Priv *p = priv_of(c);
+    if (KIND == MV_CONTIGUOUS && which == ZLB_BASELINE && !p->handle[ZLB_BASELINE])
+      return lt_transpose_prepare(env, p, c->dtype);
     if (KIND != MV_SCATTER || p->filled)
       return 0;
     const int64_t total = p->m * p->k;
@@ -453,7 +555,13 @@ template <int KIND> struct MoveOp {
         dim3 grid((unsigned)ceil_div(p->cols, kTile), (unsigned)ceil_div(p->m, kTile), (unsigned)p->b);
         transpose_tiled_kernel<T><<<grid, dim3(kTile, kTileRows), 0, s>>>(x, y, p->m, p->cols);
       } else {
-        transpose_ref_kernel<T><<<ref_blocks, 256, 0, s>>>(x, y, p->m, p->cols, total);
+        const LtTranspose *lt = static_cast<const LtTranspose *>(p->handle[ZLB_BASELINE]);
+        const float alpha = 1.0f, beta = 0.0f;
+        if (!lt)
+          return errf(env, ZLB_EINVAL, "contiguous: prepare() was not called");
+        ZLBC_LT(env, cublasLtMatrixTransform(lt->h, lt->desc, &alpha, x, lt->a, &beta, nullptr,
+                                             nullptr, y, lt->c, s));
+        return 0;
       }
     } else if constexpr (KIND == MV_CAT) {
       const T *a = static_cast<const T *>(c->in[0].data);
@@ -473,15 +581,22 @@ template <int KIND> struct MoveOp {
     } else if constexpr (KIND == MV_INDEX_SELECT || KIND == MV_EMBEDDING) {
       const T *src = static_cast<const T *>(c->in[0].data);
       const int64_t *idx = static_cast<const int64_t *>(c->in[1].data);
-      if (cand)
-        rows_gather_warp_kernel<T><<<(unsigned)ceil_div(p->k, 8), 256, 0, s>>>(
-            src, idx, y, p->k, p->cols, aligned16(src) && aligned16(y) && p->cols % E == 0);
-      else
-        rows_gather_ref_kernel<T><<<ref_blocks, 256, 0, s>>>(src, idx, y, p->cols, total);
+      if (!cand)
+        return thrust_call(env, "thrust::gather", [&] {
+          auto map = map_iter(RowsMap{idx, p->cols});
+          thrust::gather(thrust::cuda::par_nosync.on(s), map, map + total, src, y);
+        });
+      rows_gather_warp_kernel<T><<<(unsigned)ceil_div(p->k, 8), 256, 0, s>>>(
+          src, idx, y, p->k, p->cols, aligned16(src) && aligned16(y) && p->cols % E == 0);
     } else if constexpr (KIND == MV_GATHER) {
       const T *x = static_cast<const T *>(c->in[0].data);
       const int64_t *idx = static_cast<const int64_t *>(c->in[1].data);
-      if (cand && aligned16(idx) && aligned16(y))
+      if (!cand)
+        return thrust_call(env, "thrust::gather", [&] {
+          auto map = map_iter(GatherMap{idx, p->cols});
+          thrust::gather(thrust::cuda::par_nosync.on(s), map, map + total, x, y);
+        });
+      if (aligned16(idx) && aligned16(y))
         gather_vec_kernel<T><<<grid_for(env, total / E, 256, 8), 256, 0, s>>>(x, idx, y, p->cols, total);
       else
         gather_ref_kernel<T><<<ref_blocks, 256, 0, s>>>(x, idx, y, p->cols, total);
@@ -497,10 +612,17 @@ template <int KIND> struct MoveOp {
       } else {
         ZLBC_CUDA(env, cudaMemcpyAsync(y, x, (size_t)p->n * sizeof(T), cudaMemcpyDeviceToDevice, s));
         const int64_t ns = p->m * p->k;
-        scatter_ref_kernel<T><<<(unsigned)ceil_div(ns, 256), 256, 0, s>>>(src, idx, y, p->cols, p->k, ns);
+        return thrust_call(env, "thrust::scatter", [&] {
+          thrust::scatter(thrust::cuda::par_nosync.on(s), src, src + ns,
+                          map_iter(ScatterMap{idx, p->k, p->cols}), y);
+        });
       }
     } else {
-      if (cand && aligned16(y))
+      if (!cand)
+        return thrust_call(env, "thrust::fill_n", [&] {
+          thrust::fill_n(thrust::cuda::par_nosync.on(s), y, total, host_value<T>(kFillValue));
+        });
+      if (aligned16(y))
         fill_vec_kernel<T><<<grid_for(env, total / E, 256, 8), 256, 0, s>>>(y, total, kFillValue);
       else
         fill_ref_kernel<T><<<ref_blocks, 256, 0, s>>>(y, total, kFillValue);
@@ -520,7 +642,10 @@ template <int KIND> struct MoveOp {
 #define MOVE_OP(KIND, DESC, DOC)                                                               \
   ZLBC_OP(MoveOp<KIND>::name(), "data_movement", ZLB_DT_FLOATS, DESC, DOC,                   \
           &MoveOp<KIND>::case_init, nullptr,                                                  \
-          ZLBC_IMPL(KIND == MV_CAT ? "cudart" : "ref", 0, &MoveOp<KIND>::prepare,            \
+          ZLBC_IMPL(KIND == MV_CAT            ? "cudart"                                       \
+                    : KIND == MV_CONTIGUOUS ? "cublaslt"                                     \
+                                            : "thrust",                                      \
+                    0, &MoveOp<KIND>::prepare,                                                \
                     &MoveOp<KIND>::enqueue),                                                  \
           ZLBC_IMPL("zlb", 0, &MoveOp<KIND>::prepare, &MoveOp<KIND>::enqueue))
 
