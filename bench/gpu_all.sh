@@ -118,6 +118,15 @@ stage_screen() {
   wall=$(batch_run screen-all "${SCREEN_LIMIT:-300}" ${SCREEN_ARGS:-})
   note "screen on $NGPU GPU(s): $wall s wall"
   batch_report screen-all
+  # The geometric-mean speedup over every row (baselines by name in the
+  # run.logs: vendor code but for four) and the %Peak by ceiling.
+  "$BUILD/bin/zlbench" summary "$WORK/screen-all" >"$LOGS/screen-all.summary.txt" 2>&1
+  grep -E '^(geomean|%Peak:|summary:)' "$LOGS/screen-all.summary.txt" | tee -a "$SUMMARY"
+  "$BUILD/bin/zlbench" report "$WORK/screen-all" --out "$LOGS/screen-all.html" >/dev/null 2>&1 ||
+    note "screen: report failed"
+  "$BUILD/bin/zlbench" list --backend "$BACKEND" >"$LOGS/list.txt" 2>&1
+  note "baselines: $(awk '$3 == "cuda" {print $5}' "$LOGS/list.txt" | sort | uniq -c | awk '{printf "%s %s, ", $2, $1}')"
+
   (cd "$WORK" && tar -czf "$LOGS/screen-all.tar.gz" --exclude=attempts screen-all)
 }
 

@@ -128,6 +128,15 @@ int zlb_summary_write_csv(const zlb_summary_t *s, const char *path,
  */
 void zlb_summary_geomean(const zlb_summary_t *s, zlb_strbuf_t *out);
 
+/**
+ * One line on the rows' %Peak by the ceiling each was compared with
+ * (docs/roofline.md): SUCCESS rows with a finite %Peak, counted per
+ * ceiling (memory, cache, not named) with the largest value, and how many
+ * are above 100 % (none, from zlbench run). Ends with a newline; nothing
+ * when no row has a %Peak.
+ */
+void zlb_summary_ceilings(const zlb_summary_t *s, zlb_strbuf_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -114,6 +114,7 @@ int zlb_cmd_summary(int argc, char **argv) {
                   s.nlogs, s.nlogs == 1 ? "" : "s", dir);
   } else if (!quiet) {
     zlb_summary_geomean(&s, &table);
+    zlb_summary_ceilings(&s, &table);
     fputs(table.buf, stdout);
   }
   printf("summary: %zu rows (%zu SUCCESS, %zu FAILED) from %zu logs -> %s\n",

@@ -140,3 +140,36 @@ void zlb_summary_geomean(const zlb_summary_t *s, zlb_strbuf_t *out) {
   zlb_strvec_release(&dts);
   zlb_strbuf_release(&tmp);
 }
+
+void zlb_summary_ceilings(const zlb_summary_t *s, zlb_strbuf_t *out) {
+  static const char *const names[3] = {"memory", "cache", ""};
+  size_t n[3] = {0, 0, 0}, over = 0;
+  double max[3] = {0, 0, 0};
+  for (size_t i = 0; i < s->n; i++) {
+    const zlb_summary_row_t *r = &s->rows[i];
+    int k;
+    if (strcmp(r->status, "SUCCESS") || !isfinite(r->pct_peak))
+      continue;
+    k = r->ceiling && !strcmp(r->ceiling, "memory") ? 0
+        : r->ceiling && !strcmp(r->ceiling, "cache") ? 1
+                                                      : 2;
+    if (!n[k]++ || r->pct_peak > max[k])
+      max[k] = r->pct_peak;
+    if (r->pct_peak > 100.0)
+      over++;
+  }
+  if (!n[0] && !n[1] && !n[2])
+    return;
+  zlb_strbuf_addstr(out, "%Peak:");
+  for (int k = 0; k < 3; k++) {
+    if (!n[k])
+      continue;
+    if (k < 2)
+      zlb_strbuf_addf(out, " %zu row%s against the %s ceiling (max %.1f %%),", n[k],
+                      n[k] == 1 ? "" : "s", names[k], max[k]);
+    else
+      zlb_strbuf_addf(out, " %zu row%s with no ceiling named (max %.1f %%),", n[k],
+                      n[k] == 1 ? "" : "s", max[k]);
+  }
+  zlb_strbuf_addf(out, " %zu above 100 %%\n", over);
+}

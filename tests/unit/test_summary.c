@@ -352,6 +352,17 @@ static void test_ceiling_column(void **state) {
   assert_string_equal(s.rows[1].ceiling, "memory");
   assert_string_equal(s.rows[2].ceiling, "");
   assert_string_equal(s.rows[3].ceiling, "");
+  zlb_summary_ceilings(&s, &csv);
+  assert_string_equal(csv.buf, "%Peak: 1 row against the memory ceiling (max 40.0 %), 1 row "
+                               "against the cache ceiling (max 71.2 %), 1 row with no ceiling "
+                               "named (max 10.0 %), 0 above 100 %\n");
+  zlb_strbuf_reset(&csv);
+  s.rows[1].pct_peak = 104.5; /* a log from elsewhere may hold one */
+  zlb_summary_ceilings(&s, &csv);
+  assert_non_null(strstr(csv.buf, "(max 104.5 %), 1 row against the cache"));
+  assert_non_null(strstr(csv.buf, "1 above 100 %\n"));
+  zlb_strbuf_reset(&csv);
+  s.rows[1].pct_peak = 40.0;
   zlb_summary_format_csv(&s, &csv);
   assert_non_null(strstr(csv.buf, "71.200,graph,,SUCCESS,t.log,,,cache\n"));
   assert_non_null(strstr(csv.buf, "40.000,graph,,SUCCESS,t.log,,,memory\n"));
