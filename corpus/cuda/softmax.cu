@@ -1,8 +1,20 @@
-/* softmax and log_softmax over the last dim (family softmax). Baseline: a
- * block per row making three passes (max, sum of exponentials, write).
- * Candidate: one online pass for (max, sum) then the write pass, a group of
- * G threads per row (G = 32..1024), 16-byte vectors; the group size is
- * autotuned per shape. */
+/* softmax and log_softmax over the last dim (family softmax). Baseline:
+ * cuDNN's cudnnSoftmaxForward (accurate, or log, per instance) where the
+ * build found cuDNN (ZLBC_HAVE_CUDNN), else a block per row making three
+ * passes (max, sum of exponentials, write). Candidate: one online pass for
+ * (max, sum) then the write pass, a group of G threads per row
+ * (G = 32..1024), 16-byte vectors; the group size is autotuned per shape. */
+#ifndef ZLBC_HAVE_CUDNN
+#define ZLBC_HAVE_CUDNN 0
+#endif
+/* Before common.cuh, whose hidden visibility would hide cuDNN's symbols. */
+#if ZLBC_HAVE_CUDNN
+#include <cudnn.h>
+#define ZLBC_SOFTMAX_BASELINE "cudnn"
+#else
+#define ZLBC_SOFTMAX_BASELINE "ref"
+#endif
+
 #include "common.cuh"
 
 namespace zlbc {
@@ -25,18 +37,20 @@ __device__ __forceinline__ MaxSum ms_combine(MaxSum a, MaxSum b) {
 struct MaxSumOp {
   __device__ MaxSum operator()(MaxSum a, MaxSum b) const { return ms_combine(a, b); }
 };
+
+__device__ __forceinline__ float sm_out(float x, float m, float inv_s, float log_s, bool log) {
+  return log ? x - m - log_s : expf(x - m) * inv_s;
+}
+
+#if !ZLBC_HAVE_CUDNN
+/* ---- baseline without cuDNN: a block per row, three passes ------------------ */
+
 struct MaxOp {
   __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 struct AddOp {
   __device__ float operator()(float a, float b) const { return a + b; }
 };
-
-__device__ __forceinline__ float sm_out(float x, float m, float inv_s, float log_s, bool log) {
-  return log ? x - m - log_s : expf(x - m) * inv_s;
-}
-
-/* ---- baseline --------------------------------------------------------------- */
 
 template <typename T>
 __global__ void __launch_bounds__(256) softmax_ref_kernel(const T *__restrict__ x, T *__restrict__ y,
@@ -57,6 +71,7 @@ __global__ void __launch_bounds__(256) softmax_ref_kernel(const T *__restrict__ 
   for (int64_t i = threadIdx.x; i < ncols; i += 256)
     yr[i] = from_f<T>(sm_out(to_f(xr[i]), m, inv_s, log_s, log));
 }
+#endif
 
 /* ---- candidate ---------------------------------------------------------------- */
 
@@ -171,6 +186,69 @@ inline void sm_config_name(zlb_case_t *c, int cfg, bool tuned) {
            kSmCfgs[cfg].g * kSmCfgs[cfg].r, kSmCfgs[cfg].r, tuned ? ",tuned" : "");
 }
 
+#if ZLBC_HAVE_CUDNN
+/* ---- cuDNN baseline: a handle and the rows as an N x C x 1 x 1 tensor ------- */
+
+struct CudnnSoftmax {
+  cudnnHandle_t h = nullptr;
+  cudnnTensorDescriptor_t desc = nullptr;
+};
+
+void drop_cudnn_softmax(void *v) {
+  CudnnSoftmax *d = static_cast<CudnnSoftmax *>(v);
+  if (d->desc)
+    cudnnDestroyTensorDescriptor(d->desc);
+  if (d->h)
+    cudnnDestroy(d->h);
+  delete d;
+}
+
+inline int cudnn_fail(zlb_env_t *env, const char *what, cudnnStatus_t st) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return cuda_fail(env, what, e);
+  return errf(env, ZLB_EOP, "%s: %s", what, cudnnGetErrorString(st));
+}
+
+#define ZLBC_CUDNN(env, call)                                   \
+  do {                                                          \
+    cudnnStatus_t st_ = (call);                                 \
+    if (st_ != CUDNN_STATUS_SUCCESS)                            \
+      return cudnn_fail((env), #call, st_);                     \
+  } while (0)
+
+inline int cudnn_softmax_prepare(zlb_env_t *env, Priv *p, zlb_dtype_t dt) {
+  const cudnnDataType_t t = dt == ZLB_DT_FLOAT16    ? CUDNN_DATA_HALF
+                            : dt == ZLB_DT_BFLOAT16 ? CUDNN_DATA_BFLOAT16
+                                                    : CUDNN_DATA_FLOAT;
+  if (p->m * p->cols > INT32_MAX)
+    return errf(env, ZLB_EINVAL, "cudnn softmax: at most 2^31-1 elements (int tensor extents)");
+  CudnnSoftmax *d = new (std::nothrow) CudnnSoftmax();
+  if (!d)
+    return errf(env, ZLB_ENOMEM, "cudnn softmax: out of host memory");
+  p->handle[ZLB_BASELINE] = d;
+  p->drop_handle = drop_cudnn_softmax;
+  ZLBC_CUDNN(env, cudnnCreate(&d->h));
+  ZLBC_CUDNN(env, cudnnCreateTensorDescriptor(&d->desc));
+  ZLBC_CUDNN(env, cudnnSetTensor4dDescriptor(d->desc, CUDNN_TENSOR_NCHW, t, (int)p->m,
+                                             (int)p->cols, 1, 1));
+  return 0;
+}
+
+inline int cudnn_softmax(zlb_env_t *env, const Priv *p, const void *x, void *y, bool log,
+                         cudaStream_t s) {
+  const CudnnSoftmax *d = static_cast<const CudnnSoftmax *>(p->handle[ZLB_BASELINE]);
+  const float alpha = 1.0f, beta = 0.0f;
+  if (!d)
+    return errf(env, ZLB_EINVAL, "softmax: prepare() was not called");
+  ZLBC_CUDNN(env, cudnnSetStream(d->h, s));
+  ZLBC_CUDNN(env, cudnnSoftmaxForward(d->h, log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE,
+                                      CUDNN_SOFTMAX_MODE_INSTANCE, &alpha, d->desc, x, &beta,
+                                      d->desc, y));
+  return 0;
+}
+#endif
+
 /* ---- the operators ------------------------------------------------------------ */
 
 template <bool LOG> struct Softmax {
@@ -201,13 +279,18 @@ template <bool LOG> struct Softmax {
     c->detail[0] = 0;
     fmt_dims(c->detail, sizeof c->detail, s->ndim, s->dims);
     appendf(c->detail, sizeof c->detail, ", dim=-1");
-    snprintf(c->config[ZLB_BASELINE], sizeof c->config[0], "block=256,3-pass");
+    snprintf(c->config[ZLB_BASELINE], sizeof c->config[0], "%s",
+             ZLBC_HAVE_CUDNN ? "cudnnSoftmaxForward" : "block=256,3-pass");
     sm_config_name(c, p->cfg[ZLB_CANDIDATE], false);
     return 0;
   }
 
   static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
     Priv *p = priv_of(c);
+#if ZLBC_HAVE_CUDNN
+    if (which == ZLB_BASELINE && !p->handle[ZLB_BASELINE])
+      return cudnn_softmax_prepare(env, p, c->dtype);
+#endif
     if (which != ZLB_CANDIDATE || !env->autotune)
       return 0;
     char key[160];
@@ -239,9 +322,13 @@ template <bool LOG> struct Softmax {
       T *y = static_cast<T *>(c->out[which][0].data);
       if (which == ZLB_CANDIDATE)
         return softmax_candidate<T>(env, p->cfg[ZLB_CANDIDATE], x, y, p->m, p->cols, LOG, s);
+#if ZLBC_HAVE_CUDNN
+      return cudnn_softmax(env, p, x, y, LOG, s);
+#else
       softmax_ref_kernel<T><<<(unsigned)p->m, 256, 0, s>>>(x, y, p->cols, LOG);
       ZLBC_LAUNCHED(env, "softmax_ref_kernel");
       return 0;
+#endif
     });
   }
 };
@@ -249,7 +336,7 @@ template <bool LOG> struct Softmax {
 #define SOFTMAX_OP(LOG, DOC)                                                                  \
   ZLBC_OP(Softmax<LOG>::name(), "softmax", ZLB_DT_FLOATS, "M, N (over the last dim)", DOC,   \
           &Softmax<LOG>::case_init, nullptr,                                                  \
-          ZLBC_IMPL("ref", 0, nullptr, &Softmax<LOG>::enqueue),                              \
+          ZLBC_IMPL(ZLBC_SOFTMAX_BASELINE, 0, &Softmax<LOG>::prepare, &Softmax<LOG>::enqueue), \
           ZLBC_IMPL("zlb", ZLB_IMPL_AUTOTUNES, &Softmax<LOG>::prepare, &Softmax<LOG>::enqueue))
 
 const zlb_op_t kSoftmaxOps[] = {
