@@ -631,7 +631,8 @@ static void rows_table(zlb_strbuf_t *o, const zlb_res_set_t *s) {
                      "id=\"rows-table\" data-rows=\"%zu\"><tr><th>operator</th><th>dtype</th>"
                      "<th>shape</th><th>status</th><th>baseline ms</th><th>candidate ms</th>"
                      "<th>baseline host &micro;s</th><th>candidate host &micro;s</th>"
-                     "<th>speedup</th><th>%% peak</th><th>timer</th><th>marker</th></tr>",
+                     "<th>speedup</th><th>%% peak</th><th>timer</th><th>marker</th>"
+                     "<th>baseline</th></tr>",
                   s->n);
   for (size_t i = 0; i < s->n; i++) {
     const zlb_res_row_t *r = &s->rows[i];
@@ -663,6 +664,10 @@ static void rows_table(zlb_strbuf_t *o, const zlb_res_set_t *s) {
     E(r->timer);
     zlb_strbuf_addstr(o, "</td><td>");
     E(r->marker);
+    /* What the speedup is against: the baseline's implementation (cub,
+     * cublas, thrust, ref, ...; docs/operators-cuda.md). */
+    zlb_strbuf_addstr(o, "</td><td class=\"impl\">");
+    E(r->impl[0] ? r->impl[0] : "");
     zlb_strbuf_addstr(o, "</td></tr>");
   }
   zlb_strbuf_addstr(o, "</table></div></section>");

@@ -88,6 +88,9 @@ expect_in "$TMP/warm.html" 'memory bandwidth 1000 GB/s (0 rows)'
 expect_in "$TMP/warm.html" 'cache bandwidth 1000000000000 GB/s (2 rows)'
 expect_in "$TMP/warm.html" 'data-ceiling="cache"'
 expect_in "$TMP/warm.html" 'of peak (cache ceiling)'
+# Each row names its baseline's implementation.
+[ "$(grep -o '<td class="impl">ref</td>' "$TMP/warm.html" | wc -l)" = 2 ] ||
+  fail "the report's rows do not name their baseline"
 # Above the cache's ceiling too: refused with --integrity, naming it ...
 expect_rc 1 env ZL_TEST_PEAKS=1000:0:2000 ZL_TEST_L2_BYTES=4000000000000000 \
   "$ZLBENCH" run cheat_rate --backend test --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 \
