@@ -23,6 +23,14 @@ done
 keep "$TMP/ops"
 [ -z "$failed" ] || fail "operators without all-SUCCESS rows:$failed"
 
+# The vendor baselines (CUB's DeviceTransform, Thrust, cuBLASLt, cuDNN)
+# capture into a graph like the kernels they replaced: their operators'
+# rows stay graph-timed, with no fallback marker.
+for op in add where eq lerp gather index_select scatter fill contiguous softmax log_softmax argmin; do
+  all_rows_are "$TMP/ops/$op/run.log" Timer graph || fail "$op: rows not all graph-timed"
+  no_timer_marker "$TMP/ops/$op/run.log" || fail "$op: rows carry a fallback marker"
+done
+
 # add: graph-timed rows, no marker.
 R add --out "$TMP/add" >/dev/null 2>&1 || fail "add failed"
 all_rows_are "$TMP/add/run.log" Timer graph || fail "add rows are not all graph-timed"
