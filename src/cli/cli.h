@@ -152,6 +152,13 @@ int zlb_cmd_compare(int argc, char **argv);
 int zlb_cmd_ab(int argc, char **argv);
 int zlb_cmd_report(int argc, char **argv);
 
+/* `--baseline vendor|torch` of run and batch (torch_bridge.c): 0, or -1
+ * after printing what is wrong. */
+int zlb_cli_check_baseline(const char *name, const char *value);
+/** python3 -m zlbench.torch_baseline DIR --device N (ZL_PYTHON for another
+ * interpreter): its output is the user's; returns the exit code. */
+int zlb_cli_torch_baseline(const char *dir, int device);
+
 struct zlb_merge_result;
 /** Print a merge's result (missing operators, counts); its exit code. */
 int zlb_cli_merge_report(const struct zlb_merge_result *r, const char *out);

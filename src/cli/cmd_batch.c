@@ -258,7 +258,7 @@ int zlb_cmd_batch(int argc, char **argv) {
   zlb_strbuf_t out = ZLB_STRBUF_INIT, exe = ZLB_STRBUF_INIT;
   struct display disp = {0, 0, NULL, 0};
   zlb_strvec_t args = ZLB_STRVEC_INIT;
-  const char *progress = "auto", *shard = NULL, *outarg = NULL;
+  const char *progress = "auto", *shard = NULL, *outarg = NULL, *baseline = NULL;
   int code = ZLB_EXIT_OK, rc;
   char fgdir[PATH_MAX];
 
@@ -322,6 +322,11 @@ int zlb_cmd_batch(int argc, char **argv) {
                          "reuse one operator's results from DIR (repeatable)"),
         ZLB_CLI_CALLBACK("--progress", "WHEN", opt_progress, &progress,
                          "auto, always or never: the live per-device display"),
+        ZLB_CLI_CALLBACK("--baseline", "vendor|torch", opt_choice, &baseline,
+                         "vendor: each library's own baseline (default); torch: when\n"
+                         "the batch ends, time every SUCCESS case through torch on the\n"
+                         "first device (python3 -m zlbench.torch_baseline;\n"
+                         "torch_baseline.json in the output folder)"),
         ZLB_CLI_HELP_OPT,
         ZLB_CLI_SECTION("\nrun options (see zlbench run --help): --backend, --dtypes (for every\n"
                         "operator), --lib and --color are the batch's own; the others are\n"
@@ -399,6 +404,10 @@ int zlb_cmd_batch(int argc, char **argv) {
     if (!o.provider)
       o.provider = "flaggems";
   }
+  if (baseline && !strcmp(baseline, "torch") && o.provider && !strcmp(o.provider, "flaggems")) {
+    zlb_cli_errorf("--baseline torch: FlagGems' benchmarks already time torch as their baseline");
+    goto usage_error;
+  }
   if (o.list_only) {
     o.live = 0;
     rc = zlb_batch_run(&o, &res, &err);
@@ -426,6 +435,12 @@ int zlb_cmd_batch(int argc, char **argv) {
     code = ZLB_EXIT_INTERRUPTED;
   } else {
     code = res.failed ? ZLB_EXIT_FAILED : ZLB_EXIT_OK;
+    if (baseline && !strcmp(baseline, "torch")) {
+      int dev = o.devices.n ? atoi(o.devices.v[0]) : 0;
+      int t = zlb_cli_torch_baseline(o.out_dir, dev);
+      if (code == ZLB_EXIT_OK)
+        code = t;
+    }
   }
   goto done;
 usage_error:

@@ -25,7 +25,7 @@ int zlb_cmd_run(int argc, char **argv) {
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_strbuf_t outdir = ZLB_STRBUF_INIT;
   zlb_strvec_t args = ZLB_STRVEC_INIT;
-  const char *out = NULL;
+  const char *out = NULL, *baseline = NULL;
   int rc, code;
 
   zlb_cli_run_defaults(&o, &x);
@@ -38,6 +38,10 @@ int zlb_cmd_run(int argc, char **argv) {
                        "folder for run.log and run_identity.json\n"
                        "(default zlb-out/run-OP-<timestamp>)"),
         ZLB_CLI_STRING("--json", "FILE", &o.json_path, "also write every sample as JSON"),
+        ZLB_CLI_STRING("--baseline", "vendor|torch", &baseline,
+                       "vendor: the operator library's own baseline (default);\n"
+                       "torch: also time every SUCCESS case through torch afterwards\n"
+                       "(python3 -m zlbench.torch_baseline; torch_baseline.json)"),
         ZLB_CLI_HELP_OPT,
         ZLB_CLI_END,
     };
@@ -64,7 +68,7 @@ int zlb_cmd_run(int argc, char **argv) {
     }
   }
   o.op = args.v[0];
-  if (zlb_cli_run_finish(&o, &x))
+  if (zlb_cli_run_finish(&o, &x) || zlb_cli_check_baseline("--baseline", baseline))
     goto usage_error;
   if (out) {
     zlb_strbuf_addstr(&outdir, out);
@@ -88,6 +92,13 @@ int zlb_cmd_run(int argc, char **argv) {
     code = zlb_cli_fail(&err);
   } else {
     code = res.failed ? ZLB_EXIT_FAILED : ZLB_EXIT_OK;
+    /* Its rows are written: torch's time beside them. A bridge failure
+     * (no torch, no device) is the exit code only when the run passed. */
+    if (baseline && !strcmp(baseline, "torch")) {
+      int t = zlb_cli_torch_baseline(o.out_dir, o.device);
+      if (code == ZLB_EXIT_OK)
+        code = t;
+    }
   }
   zlb_strbuf_release(&outdir);
   zlb_strvec_release(&args);
