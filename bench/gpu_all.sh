@@ -21,6 +21,10 @@
 #   ab       bench/ab_self.sh: `zlbench ab --self` over the core screen
 #            (AB_RUNS times, default 3) and one run with add slowed by 5 %;
 #            not in the default list
+#   torch    python3 -m zlbench.torch_baseline over the screen's folder (run
+#            the screen stage first in the same call): every row against
+#            torch's own call, the geomean speedup over torch; not in the
+#            default list
 #   aborder  bench/ab_order.sh: `zlbench ab --self` on AB_ORDER_OPS (default
 #            nonzero) under --order abba and random, AB_ORDER_RUNS runs each
 #            (default 5); not in the default list
@@ -215,6 +219,17 @@ stage_l2cold() {
   note "l2cold: rc=$?"
   cp -r "$WORK/l2cold" "$LOGS/" 2>/dev/null
   tail -12 "$LOGS/l2cold.log" | tee -a "$SUMMARY"
+}
+
+# Our candidates against torch's kernels, over the screen's rows
+# (docs/python.md, "Against torch's kernels").
+stage_torch() {
+  [ -d "$WORK/screen-all" ] || { note "torch: no screen folder (run the screen stage first)"; return 1; }
+  PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" ZL_LIB_DIR="$BUILD/lib/zlbench" \
+    timeout "${TORCH_LIMIT:-300}" python3 -m zlbench.torch_baseline "$WORK/screen-all" \
+    --out "$LOGS/torch_baseline.json" >"$LOGS/torch_baseline.txt" 2>&1
+  note "torch: rc=$?"
+  tail -2 "$LOGS/torch_baseline.txt" | tee -a "$SUMMARY"
 }
 
 # The A/B self-compare's false verdicts and a real 5 % slowdown (docs/ab.md).
