@@ -26,7 +26,10 @@
 #          core level on every visible GPU, JOBS children at a time on each
 #          (default 1; more for a functional screen, whose timings then
 #          disturb each other); stopped by SIGINT when the call's budget
-#          runs out, resumed by the next call (same --out).
+#          runs out, resumed by the next call (same --out). SCREEN_ARGS adds
+#          batch arguments (e.g. "--warmup-ms 5 --rep-ms 20" for a screen of
+#          statuses, whose timings are not the point; keep them the same
+#          across the calls of one screen).
 # table    the comparison and the screen's statuses, failures with reasons.
 #
 # The screen outlives the machine: every call also writes
@@ -207,7 +210,7 @@ stage_screen() {
   timeout -s INT -k 60 "$budget" "$BUILD/bin/zlbench" batch --provider flaggems \
     --flaggems "$FG" --backend "$BACKEND" --level core --ops-file "$d/ops.txt" --out "$d/out" \
     --timeout "$OP_TIMEOUT" --retries 1 --jobs-per-device "$JOBS" --progress never \
-    >>"$WORK/logs/screen.log" 2>&1
+    ${SCREEN_ARGS:-} >>"$WORK/logs/screen.log" 2>&1
   rc=$?
   note "screen: rc=$rc after $((SECONDS - t0)) s ($([ $rc = 130 ] || [ $rc = 124 ] && echo 'interrupted: run again to resume' || echo done))"
   tail -3 "$WORK/logs/screen.log" | tee -a "$SUMMARY"
