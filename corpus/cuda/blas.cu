@@ -32,21 +32,7 @@ const char *cublas_name(cublasStatus_t st) {
   }
 }
 
-/* A failed cuBLAS call: the pending CUDA error if any (a device fault must
- * reach the harness as such), else ZLB_EOP. */
-int cublas_fail(zlb_env_t *env, const char *what, cublasStatus_t st) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return cuda_fail(env, what, e);
-  return errf(env, ZLB_EOP, "%s: %s", what, cublas_name(st));
-}
-
-#define ZLBC_CUBLAS(env, call)                                  \
-  do {                                                          \
-    cublasStatus_t st_ = (call);                                \
-    if (st_ != CUBLAS_STATUS_SUCCESS)                           \
-      return cublas_fail((env), #call, st_);                    \
-  } while (0)
+#define ZLBC_CUBLAS(env, call) ZLBC_LIB(env, call, CUBLAS_STATUS_SUCCESS, cublas_name)
 
 void drop_cublas(void *h) { cublasDestroy(static_cast<cublasHandle_t>(h)); }
 
@@ -756,7 +742,7 @@ template <int KIND> struct BlasOp {
             return 0;
           });
       if (st != CUBLAS_STATUS_SUCCESS)
-        rc = cublas_fail(env, "cuBLAS set-up", st);
+        rc = lib_fail(env, "cuBLAS set-up", cublas_name(st));
       else if ((e = cudaDeviceSynchronize()) != cudaSuccess)
         rc = cuda_fail(env, "cudaDeviceSynchronize", e);
     }

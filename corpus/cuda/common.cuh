@@ -74,6 +74,15 @@ ZLBC_HIDDEN cudaError_t zlbc_radix_argsort_u32(void *ws, int64_t n, int64_t *idx
       return zlbc::cuda_fail((env), (name), zlbc_e_);           \
   } while (0)
 
+/* Return lib_fail() when a library `call` does not give `ok`; NAME(status)
+ * names what it gave. */
+#define ZLBC_LIB(env, call, ok, NAME)                           \
+  do {                                                          \
+    auto zlbc_st_ = (call);                                     \
+    if (zlbc_st_ != (ok))                                       \
+      return zlbc::lib_fail((env), #call, NAME(zlbc_st_));      \
+  } while (0)
+
 /* Propagate a nonzero int status. */
 #define ZLBC_TRY(expr)                                          \
   do {                                                          \
@@ -115,6 +124,16 @@ __attribute__((format(printf, 3, 4))) inline int errf(zlb_env_t *env, int code,
 
 inline int cuda_fail(zlb_env_t *env, const char *what, cudaError_t e) {
   return errf(env, (int)e, "%s: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+/* A vendor library's failed call (cuBLAS, cuBLASLt, cuRAND, cuDNN), its
+ * status named: the pending CUDA error if there is one (a device fault must
+ * reach the harness as such), else ZLB_EOP. */
+inline int lib_fail(zlb_env_t *env, const char *what, const char *status) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return cuda_fail(env, what, e);
+  return errf(env, ZLB_EOP, "%s: %s", what, status);
 }
 
 /* Device streams travel as void*. */

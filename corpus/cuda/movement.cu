@@ -307,19 +307,7 @@ void drop_lt_transpose(void *v) {
   delete t;
 }
 
-inline int lt_fail(zlb_env_t *env, const char *what, cublasStatus_t st) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return cuda_fail(env, what, e);
-  return errf(env, ZLB_EOP, "%s: cuBLASLt status %d", what, (int)st);
-}
-
-#define ZLBC_LT(env, call)                                      \
-  do {                                                          \
-    cublasStatus_t st_ = (call);                                \
-    if (st_ != CUBLAS_STATUS_SUCCESS)                           \
-      return lt_fail((env), #call, st_);                        \
-  } while (0)
+#define ZLBC_LT(env, call) ZLBC_LIB(env, call, CUBLAS_STATUS_SUCCESS, cublasGetStatusName)
 
 inline int lt_layout(zlb_env_t *env, cublasLtMatrixLayout_t *l, cudaDataType_t t, int64_t rows,
                      int64_t cols, int64_t batches) {

@@ -40,21 +40,7 @@ const char *curand_name(curandStatus_t st) {
   }
 }
 
-/* A failed cuRAND call: the pending CUDA error if there is one (a device
- * fault must reach the harness as such), else ZLB_EOP. */
-int curand_fail(zlb_env_t *env, const char *what, curandStatus_t st) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return cuda_fail(env, what, e);
-  return errf(env, ZLB_EOP, "%s: %s", what, curand_name(st));
-}
-
-#define ZLBC_CURAND(env, call)                                  \
-  do {                                                          \
-    curandStatus_t st_ = (call);                                \
-    if (st_ != CURAND_STATUS_SUCCESS)                           \
-      return curand_fail((env), #call, st_);                    \
-  } while (0)
+#define ZLBC_CURAND(env, call) ZLBC_LIB(env, call, CURAND_STATUS_SUCCESS, curand_name)
 
 void drop_generator(void *h) { curandDestroyGenerator(static_cast<curandGenerator_t>(h)); }
 

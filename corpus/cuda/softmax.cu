@@ -203,19 +203,7 @@ void drop_cudnn_softmax(void *v) {
   delete d;
 }
 
-inline int cudnn_fail(zlb_env_t *env, const char *what, cudnnStatus_t st) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    return cuda_fail(env, what, e);
-  return errf(env, ZLB_EOP, "%s: %s", what, cudnnGetErrorString(st));
-}
-
-#define ZLBC_CUDNN(env, call)                                   \
-  do {                                                          \
-    cudnnStatus_t st_ = (call);                                 \
-    if (st_ != CUDNN_STATUS_SUCCESS)                            \
-      return cudnn_fail((env), #call, st_);                     \
-  } while (0)
+#define ZLBC_CUDNN(env, call) ZLBC_LIB(env, call, CUDNN_STATUS_SUCCESS, cudnnGetErrorString)
 
 inline int cudnn_softmax_prepare(zlb_env_t *env, Priv *p, zlb_dtype_t dt) {
   const cudnnDataType_t t = dt == ZLB_DT_FLOAT16    ? CUDNN_DATA_HALF
