@@ -124,6 +124,16 @@ template <typename F, bool BOOL_OUT = false> struct Binary {
     return 0;
   }
 
+  static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
+    if (which != ZLB_BASELINE)
+      return 0;
+    return dispatch_float(env, c->dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using TO = typename std::conditional<BOOL_OUT, uint8_t, T>::type;
+      return pw_prime<2, TO, T, T, T, F>(env);
+    });
+  }
+
   static int enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
     (void)cudaGetLastError();
     return dispatch_float(env, c->dtype, [&](auto tag) {
@@ -188,6 +198,16 @@ template <typename F> struct Ternary {
     return pw_case_init(env, c, F::kName, io);
   }
 
+  static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
+    if (which != ZLB_BASELINE)
+      return 0;
+    return dispatch_float(env, c->dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using T0 = typename std::conditional<F::kBoolFirst, uint8_t, T>::type;
+      return pw_prime<3, T, T0, T, T, F>(env);
+    });
+  }
+
   static int enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
     (void)cudaGetLastError();
     return dispatch_float(env, c->dtype, [&](auto tag) {
@@ -206,19 +226,20 @@ template <typename F> struct Ternary {
 #define BINARY_OP(F, DOC)                                                                   \
   ZLBC_OP(F::kName, "binary_pointwise", ZLB_DT_FLOATS, "tensor extents (both inputs)", DOC, \
           &Binary<F>::case_init, nullptr,                                                    \
-          ZLBC_IMPL(ZLBC_PW_BASELINE, 0, nullptr, &Binary<F>::enqueue),                      \
+          ZLBC_IMPL(ZLBC_PW_BASELINE, 0, &Binary<F>::prepare, &Binary<F>::enqueue),          \
           ZLBC_IMPL("zlb", 0, nullptr, &Binary<F>::enqueue))
 
 #define COMPARE_OP(F, DOC)                                                                  \
   ZLBC_OP(F::kName, "binary_pointwise", ZLB_DT_FLOATS, "tensor extents (both inputs)", DOC, \
           (&Binary<F, true>::case_init), nullptr,                                            \
-          ZLBC_IMPL(ZLBC_PW_BASELINE, 0, nullptr, (&Binary<F, true>::enqueue)),              \
+          ZLBC_IMPL(ZLBC_PW_BASELINE, 0, (&Binary<F, true>::prepare),                        \
+                    (&Binary<F, true>::enqueue)),                                             \
           ZLBC_IMPL("zlb", 0, nullptr, (&Binary<F, true>::enqueue)))
 
 #define TERNARY_OP(F, DOC)                                                                  \
   ZLBC_OP(F::kName, "ternary_pointwise", ZLB_DT_FLOATS, "tensor extents (all inputs)", DOC, \
           &Ternary<F>::case_init, nullptr,                                                   \
-          ZLBC_IMPL(ZLBC_PW_BASELINE, 0, nullptr, &Ternary<F>::enqueue),                     \
+          ZLBC_IMPL(ZLBC_PW_BASELINE, 0, &Ternary<F>::prepare, &Ternary<F>::enqueue),        \
           ZLBC_IMPL("zlb", 0, nullptr, &Ternary<F>::enqueue))
 
 const zlb_op_t kBinaryOps[] = {

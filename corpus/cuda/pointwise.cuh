@@ -159,6 +159,43 @@ inline int pw_vendor(zlb_env_t *env, cudaStream_t s, const PwArgs<NIN, TO, T0, T
 }
 #endif
 
+/*
+ * CUB's transform settles some of its launch configuration on its first
+ * call and keeps it for the process (CUDA 13: the items per thread of the
+ * Hopper bulk-copy path, chosen from num_items when that is 8192 or less):
+ * a first call on a tiny shape would slow every later size of that
+ * operator and dtype. prepare() makes the first call on 64 Ki elements of
+ * scratch, once per instantiation.
+ */
+template <int NIN, typename TO, typename T0, typename T1, typename T2, typename F>
+inline int pw_prime(zlb_env_t *env) {
+#if ZLBC_PW_VENDOR
+  static bool primed = false;
+  constexpr int64_t n = (int64_t)1 << 16;
+  constexpr size_t each = (size_t)n * 16; /* room for any element type */
+  void *buf = nullptr;
+  int rc;
+  if (primed)
+    return 0;
+  if ((rc = env->alloc(env, 4 * each, &buf)) != 0)
+    return errf(env, rc, "cub::DeviceTransform: cannot allocate the first call's scratch");
+  char *b = static_cast<char *>(buf);
+  PwArgs<NIN, TO, T0, T1, T2, F> p{reinterpret_cast<TO *>(b), reinterpret_cast<const T0 *>(b + each),
+                                   reinterpret_cast<const T1 *>(b + 2 * each),
+                                   reinterpret_cast<const T2 *>(b + 3 * each), n, F{}};
+  cudaError_t e = cudaMemset(b, 0, 4 * each);
+  rc = e != cudaSuccess ? cuda_fail(env, "cudaMemset", e) : pw_vendor(env, nullptr, p);
+  if (!rc && (e = cudaDeviceSynchronize()) != cudaSuccess)
+    rc = cuda_fail(env, "cub::DeviceTransform (first call)", e);
+  env->free(env, buf);
+  primed = rc == 0;
+  return rc;
+#else
+  (void)env;
+  return 0;
+#endif
+}
+
 /* Launch the baseline (CUB) or the fast kernel (ZLB_CANDIDATE; the
  * reference kernel when a pointer is not 16-byte aligned). */
 template <int NIN, typename TO, typename T0, typename T1, typename T2, typename F>

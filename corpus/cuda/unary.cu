@@ -190,6 +190,17 @@ template <typename F, int IO, bool POSITIVE> struct Unary {
     return pw_case_init(env, c, F::kName, io);
   }
 
+  static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
+    if (which != ZLB_BASELINE)
+      return 0;
+    return dispatch_float(env, c->dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using TI = typename InOf<T, IO>::type;
+      using TO = typename OutOf<T, IO>::type;
+      return pw_prime<1, TO, TI, TI, TI, F>(env);
+    });
+  }
+
   static int enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
     (void)cudaGetLastError();
     return dispatch_float(env, c->dtype, [&](auto tag) {
@@ -207,7 +218,8 @@ template <typename F, int IO, bool POSITIVE> struct Unary {
 #define UNARY_OP(F, IO, POS, DTYPES, DOC)                                                     \
   ZLBC_OP(F::kName, "unary_pointwise", DTYPES, "tensor extents", DOC,                        \
           (&Unary<F, IO, POS>::case_init), nullptr,                                           \
-          ZLBC_IMPL(ZLBC_PW_BASELINE, 0, nullptr, (&Unary<F, IO, POS>::enqueue)),             \
+          ZLBC_IMPL(ZLBC_PW_BASELINE, 0, (&Unary<F, IO, POS>::prepare),                       \
+                    (&Unary<F, IO, POS>::enqueue)),                                           \
           ZLBC_IMPL("zlb", 0, nullptr, (&Unary<F, IO, POS>::enqueue)))
 
 const uint32_t kHalfs = ZLB_DT_BIT(ZLB_DT_FLOAT16) | ZLB_DT_BIT(ZLB_DT_BFLOAT16);

@@ -153,12 +153,9 @@ out:
   return rc;
 }
 
-/*
- * Best of several copies of `bytes`, `reps` back to back between two
- * events: bytes read + written over the time. The first timing warms up
- * and is not counted.
- */
-static double copy_rate(zlb__run_t *r, size_t bytes, int reps, char *why, size_t len) {
+/* Best of several copies of `bytes`: bytes read + written over the time.
+ * The first one warms up and is not counted. */
+static double copy_rate(zlb__run_t *r, size_t bytes, char *why, size_t len) {
   zlb_backend_t *b = r->b;
   void *src = NULL, *dst = NULL;
   zlb_event_t e0 = NULL, e1 = NULL;
@@ -173,16 +170,13 @@ static double copy_rate(zlb__run_t *r, size_t bytes, int reps, char *why, size_t
       b->v->event_create(b, &e0, &err) || b->v->event_create(b, &e1, &err))
     goto out;
   for (int i = 0; i < BW_COPIES; i++) {
-    if (b->v->event_record(b, e0, r->stream, &err))
-      goto out;
-    for (int k = 0; k < reps; k++)
-      if (b->v->memcpy_dtod(b, dst, src, bytes, r->stream, &err))
-        goto out;
-    if (b->v->event_record(b, e1, r->stream, &err) ||
+    if (b->v->event_record(b, e0, r->stream, &err) ||
+        b->v->memcpy_dtod(b, dst, src, bytes, r->stream, &err) ||
+        b->v->event_record(b, e1, r->stream, &err) ||
         b->v->event_elapsed(b, e0, e1, &ms, &err))
       goto out;
-    if (i > 0 && ms > 0 && (isnan(best) || 2.0 * (double)bytes * reps / (ms * 1e6) > best))
-      best = 2.0 * (double)bytes * reps / (ms * 1e6); /* GB/s */
+    if (i > 0 && ms > 0 && (isnan(best) || 2.0 * (double)bytes / (ms * 1e6) > best))
+      best = 2.0 * (double)bytes / (ms * 1e6); /* GB/s */
   }
 out:
   if (err.code)
@@ -204,29 +198,104 @@ static double copy_bandwidth(zlb__run_t *r, char *why, size_t len) {
   size_t bytes = strcmp(b->desc->name, "host") ? (size_t)1 << 30 : (size_t)256 << 20;
   if (b->info.mem_bytes && bytes * 4 > b->info.mem_bytes)
     bytes = b->info.mem_bytes / 8;
-  return copy_rate(r, bytes, 1, why, len);
+  return copy_rate(r, bytes, why, len);
 }
 
-/* The last cache: a source and a destination of a quarter of it each, so
- * both stay resident after the warm-up, copied CACHE_REPS times per timing
- * (one copy of a few MiB is too short for two events to time). */
-#define CACHE_REPS 32
+/* The last cache before memory: a CPU's L3 where the host reports one,
+ * else the L2; 0 when the device reports none. */
 size_t zlb__last_cache_bytes(const zlb_device_info_t *info) {
   return info->llc_bytes > info->l2_bytes ? info->llc_bytes : info->l2_bytes;
 }
 
+struct copy_ctx {
+  zlb_backend_t *b;
+  void *dst, *src;
+  size_t bytes;
+};
+
+static int copy_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  struct copy_ctx *c = ctx;
+  return c->b->v->memcpy_dtod(c->b, c->dst, c->src, c->bytes, s, err);
+}
+
+/* ms per copy of `bytes` within the buffers: the graph timer (replays of
+ * back-to-back copies, no host launch in between) where the backend has
+ * graphs, else the direct timer; warm cache, the minimum. */
+static double copy_ms(zlb__run_t *r, void *dst, void *src, size_t bytes, zlb_error_t *err) {
+  struct copy_ctx c = {r->b, dst, src, bytes};
+  zlb_launch_t l = {.call = copy_call, .ctx = &c};
+  zlb_timing_opts_t o;
+  zlb_measurement_t m;
+  zlb_graph_failure_t fail;
+  double v = NAN;
+  int rc;
+  zlb_timing_opts_default(&o);
+  o.warmup_ms = 5;
+  o.rep_ms = 20;
+  o.return_mode = ZLB_RET_MIN;
+  memset(&m, 0, sizeof(m));
+  memset(&fail, 0, sizeof(fail));
+  rc = zlb_time_graph(r->b, r->stream, &l, &o, &m, &fail, err);
+  if (rc == ZLB_EREFUSED || rc == ZLB_EUNSUPPORTED) {
+    zlb_measurement_release(&m);
+    memset(&m, 0, sizeof(m));
+    zlb_error_clear(err);
+    rc = zlb_time_direct(r->b, r->stream, &l, &o, NULL, &m, err);
+  }
+  if (!rc)
+    v = m.value_ms;
+  zlb_measurement_release(&m);
+  return v;
+}
+
+/*
+ * The last cache's bandwidth: copies between two buffers of a quarter of
+ * the cache each (both stay resident), at that size and at half of it;
+ * the slope between the two (bytes read and written over the extra time)
+ * leaves out what every copy costs whatever its size (its launch, the gap
+ * before it). Rows whose bytes fit in half the cache are judged by it.
+ */
 static double cache_bandwidth(zlb__run_t *r, char *why, size_t len) {
-  size_t cache = zlb__last_cache_bytes(&r->b->info), bytes = cache / 4;
+  zlb_backend_t *b = r->b;
+  size_t cache = zlb__last_cache_bytes(&b->info), big = (cache / 4) & ~(size_t)4095,
+         small = big / 2;
+  void *src = NULL, *dst = NULL;
+  zlb_error_t err = ZLB_ERROR_INIT;
+  double t_small, t_big, gbps = NAN;
   if (!cache) {
     snprintf(why, len, "the device reports no cache size");
     return NAN;
   }
-  bytes &= ~(size_t)4095;
-  if (bytes < 4096) {
+  if (small < 4096) {
     snprintf(why, len, "the device's %zu-byte cache is too small to measure", cache);
     return NAN;
   }
-  return copy_rate(r, bytes, CACHE_REPS, why, len);
+  if (!b->v->memcpy_dtod) {
+    snprintf(why, len, "backend '%s' has no device-to-device copy", b->desc->name);
+    return NAN;
+  }
+  if (b->v->mem_alloc(b, big, &src, &err) || b->v->mem_alloc(b, big, &dst, &err) ||
+      b->v->memset_async(b, src, 1, big, r->stream, &err))
+    goto out;
+  t_small = copy_ms(r, dst, src, small, &err);
+  if (!err.code)
+    t_big = copy_ms(r, dst, src, big, &err);
+  if (err.code)
+    goto out;
+  if (t_big > t_small && t_small > 0)
+    gbps = 2.0 * (double)(big - small) / ((t_big - t_small) * 1e6);
+  else if (t_big > 0) /* no slope to read: the whole copy's rate */
+    gbps = 2.0 * (double)big / (t_big * 1e6);
+  else
+    snprintf(why, len, "the cache copies gave no time");
+out:
+  if (err.code)
+    snprintf(why, len, "the cache bandwidth copy failed: %s", err.msg);
+  if (src)
+    b->v->mem_free(b, src);
+  if (dst)
+    b->v->mem_free(b, dst);
+  return err.code ? NAN : gbps;
 }
 
 /* Random data, one tile of it repeated over the tensor: a GEMM on zeros or

@@ -83,6 +83,29 @@ expect_rc 0 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops good_copy --t
 expect_in "$TMP/b/ops/good_copy/run_identity.json" '"l2_mode": "cold"'
 expect_in "$TMP/b/summary.csv" "l2=cold"
 
+# The ceiling %Peak is of (docs/roofline.md): the cache's for a row whose
+# bytes fit in half the 4096-byte cache and whose timer keeps it warm,
+# memory's for a flushing timer or a larger row.
+printf 'test:\n  shapes: [[64]]\n' >"$TMP/tiny.yaml"
+C() {
+  "$ZLBENCH" run good_copy --backend test --lib "$TESTOPS" --shape-file "$TMP/tiny.yaml" \
+    --dtypes float32 $QUICK "$@"
+}
+expect_rc 0 C --timer graph --out "$TMP/c-graph"
+all_rows_are "$TMP/c-graph/run.log" Ceiling cache || fail "a warm graph row in the cache not judged by it"
+expect_rc 0 C --timer queue --out "$TMP/c-queue"
+all_rows_are "$TMP/c-queue/run.log" Ceiling cache || fail "a warm queue row in the cache not judged by it"
+expect_rc 0 C --timer graph --l2 cold --out "$TMP/c-cold"
+all_rows_are "$TMP/c-cold/run.log" Ceiling memory || fail "a cold graph row judged by the cache"
+# The test backend's direct timer flushes nothing (l2=none): its rows stay
+# in the cache (a GPU's 256 MiB flush makes them memory's:
+# tests/gpu/test_cuda_integrity.sh).
+expect_rc 0 C --timer direct --out "$TMP/c-direct"
+expect_in "$TMP/c-direct/run.log" "l2=none"
+all_rows_are "$TMP/c-direct/run.log" Ceiling cache || fail "an unflushed direct row not judged by the cache"
+expect_rc 0 R good_copy --backend test --timer graph --out "$TMP/c-big"
+all_rows_are "$TMP/c-big/run.log" Ceiling memory || fail "a row larger than half the cache judged by it"
+
 # Bad values and combinations are usage errors naming the option.
 expect_rc 2 R good_copy --backend test --timer graph --l2 hot --out "$TMP/x1"
 expect_in "$TMP/err" "--l2"

@@ -13,8 +13,9 @@
  *                    the stream gives it away);
  *   cheat_rate_cu    copies honestly but declares a thousand times the
  *                    bytes it moves;
- *   cheat_rate_l2_cu declares 40 MB per call: a working set that fits in
- *                    an H200's L2, so only a cold L2 refuses it.
+ *   cheat_rate_l2_cu declares 20 MB per call: a working set that fits in
+ *                    half an H200's L2, judged by the L2's bandwidth when
+ *                    warm and refused by memory's when cold.
  */
 #include "common.cuh"
 
@@ -52,7 +53,7 @@ int rate_init(zlb_env_t *env, zlb_case_t *c) { return cheat_init(env, c, 1000.0)
  * far more than a call of a small shape can move. */
 int rate_l2_init(zlb_env_t *env, zlb_case_t *c) {
   int rc = cheat_init(env, c, 1.0);
-  c->bytes = 40e6;
+  c->bytes = 20e6;
   return rc;
 }
 
@@ -147,7 +148,7 @@ const zlb_op_t kCheatOps[] = {
     CHEAT_OP("cheat_rate_cu", &rate_init, &honest_enqueue,
              "test only: the case declares a thousand times the bytes it moves"),
     CHEAT_OP("cheat_rate_l2_cu", &rate_l2_init, &honest_enqueue,
-             "test only: the case declares 40 MB, which fits in the L2"),
+             "test only: the case declares 20 MB, which fits in half the L2"),
     CHEAT_OP("honest_copy_cu", &honest_init, &honest_enqueue,
              "test only: the candidate copies on the stream it is given (the control)"),
 };
