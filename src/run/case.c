@@ -712,11 +712,14 @@ static int row_ceiling(const zlb__run_t *r, const zlb__row_t *row) {
 }
 
 /*
- * A rate above the ceiling it is compared with cannot be: the case
- * declares more bytes or FLOPs than it moves, or the time (or the
- * ceiling's measurement) is wrong. No row shows such a %Peak: with
- * --integrity the row is refused, without it the %Peak is N/A and the
- * note gives both numbers.
+ * A rate above the ceiling it is compared with: no row shows such a
+ * %Peak. Above memory's bandwidth or the FLOP rate it cannot be (the case
+ * declares more bytes or FLOPs than it moves, or the time is wrong): with
+ * --integrity the row is refused, without it the %Peak is N/A and the note
+ * gives both numbers. Above the cache's it can be, honestly: that ceiling
+ * is the rate of copies within the cache, and a kernel that reads more
+ * than it writes, or finds its data in a nearer cache, may beat it; so
+ * such a row's %Peak is N/A with the note, never refused.
  */
 static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   const zlb__peaks_t *p = &r->peaks;
@@ -724,22 +727,38 @@ static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   double bw = row->ceiling == ZLB__CEIL_CACHE ? p->cache_gbps : p->gbps;
   const char *cname = zlb__ceiling_name(row->ceiling);
   char rate[256] = "";
+  int by_bytes = 0;
   if (!(row->pct_peak > 100.0) || !(s > 0))
     return;
-  if (row->bytes > 0 && bw > 0 && row->bytes / s / 1e9 > bw)
+  if (row->bytes > 0 && bw > 0 && row->bytes / s / 1e9 > bw) {
+    by_bytes = 1;
     snprintf(rate, sizeof(rate), "%.1f GB/s against the measured %s bandwidth of %.1f GB/s",
              row->bytes / s / 1e9, cname, bw);
-  else if (row->flops > 0 && (unsigned)dt < ZLB_DT_COUNT && p->tflops[dt] > 0)
+  } else if (row->flops > 0 && (unsigned)dt < ZLB_DT_COUNT && p->tflops[dt] > 0) {
     snprintf(rate, sizeof(rate), "%.2f TFLOP/s against the measured %.2f TFLOP/s",
              row->flops / s / 1e12, p->tflops[dt]);
-  else
+  } else {
     snprintf(rate, sizeof(rate), "bytes and FLOPs together beyond the measured ceilings");
+  }
+  if (by_bytes && row->ceiling == ZLB__CEIL_CACHE) {
+    size_t n = strlen(row->note);
+    snprintf(row->note + n, sizeof(row->note) - n,
+             "%s%%Peak N/A: the candidate's rate is %.0f %% of the cache ceiling (%s), the "
+             "rate of copies within the cache, which a kernel reading more than it writes "
+             "or served by a nearer cache can beat: not refused",
+             n ? "; " : "", row->pct_peak, rate);
+    if (r->o->integrity)
+      integ_say(row, "peak: %.0f %% of the cache ceiling (%s): not refused", row->pct_peak,
+                rate);
+    row->pct_peak = NAN;
+    return;
+  }
   if (!r->o->integrity) {
     size_t n = strlen(row->note);
     snprintf(row->note + n, sizeof(row->note) - n,
              "%s%%Peak N/A: the candidate's rate is %.0f %% of the %s ceiling (%s); the bytes "
-             "or FLOPs the case declares, the time or the ceiling is wrong",
-             n ? "; " : "", row->pct_peak, cname, rate);
+             "or FLOPs the case declares, or the time, are wrong",
+             n ? "; " : "", row->pct_peak, by_bytes ? cname : "FLOP", rate);
     row->pct_peak = NAN;
     return;
   }
@@ -749,7 +768,7 @@ static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
            "integrity: the candidate's rate is %.0f %% of the measured %s ceiling (%s): more "
            "than the device can do; the bytes or FLOPs the case declares, or the time "
            "measured, are wrong",
-           row->pct_peak, cname, rate);
+           row->pct_peak, by_bytes ? cname : "FLOP", rate);
   row->base_ms = row->cand_ms = row->speedup = row->gbps = row->tflops = row->pct_peak = NAN;
   row->noise = row->m[0].value_ms = row->m[1].value_ms = NAN;
 }

@@ -40,8 +40,9 @@ caught cheat_rate_cu trace "integrity: the candidate's rate is"
 # Declared bytes (20 MB) that fit in half the L2: a warm graph row is
 # judged by the L2's measured bandwidth, a cold one (--l2 cold) by
 # memory's, and 20 MB per call of a [1024] copy (a few us) is beyond
-# memory's; whether it is beyond the L2's depends on the measured value,
-# so the warm row only has to name its ceiling and show no %Peak above 100.
+# memory's; above the L2's ceiling a row is never refused (a read-heavy
+# kernel can beat a copy's rate), so the warm row only has to name its
+# ceiling and show no %Peak above 100.
 printf 'test:\n  shapes: [[1024]]\n' >"$TMP/small.yaml"
 SHAPES="$TMP/small.yaml" expect_rc 1 R cheat_rate_l2_cu --timer graph --l2 cold --integrity \
   --out "$TMP/l2cold"
