@@ -20,62 +20,62 @@ struct Add {
   static constexpr const char *kName = "add";
   static constexpr double kFlops = 1;
   static constexpr Fill kFill[2] = {kNormal, kNormal};
-  __device__ float operator()(float a, float b) const { return a + b; }
+  ZLBC_HD float operator()(float a, float b) const { return a + b; }
 };
 struct Sub {
   static constexpr const char *kName = "sub";
   static constexpr double kFlops = 1;
   static constexpr Fill kFill[2] = {kNormal, kNormal};
-  __device__ float operator()(float a, float b) const { return a - b; }
+  ZLBC_HD float operator()(float a, float b) const { return a - b; }
 };
 struct Mul {
   static constexpr const char *kName = "mul";
   static constexpr double kFlops = 1;
   static constexpr Fill kFill[2] = {kNormal, kNormal};
-  __device__ float operator()(float a, float b) const { return a * b; }
+  ZLBC_HD float operator()(float a, float b) const { return a * b; }
 };
 struct Div { /* divisor away from zero so float16 cannot overflow */
   static constexpr const char *kName = "div";
   static constexpr double kFlops = 1;
   static constexpr Fill kFill[2] = {kNormal, {ZLB_FILL_UNIFORM, 0.5, 2.0}};
-  __device__ float operator()(float a, float b) const { return a / b; }
+  ZLBC_HD float operator()(float a, float b) const { return a / b; }
 };
 struct Pow { /* base in [0.5, 2), exponent in [-4, 4): results within [1/16, 16] */
   static constexpr const char *kName = "pow";
   static constexpr double kFlops = 1;
   static constexpr Fill kFill[2] = {{ZLB_FILL_UNIFORM, 0.5, 2.0}, {ZLB_FILL_UNIFORM, -4.0, 4.0}};
-  __device__ float operator()(float a, float b) const { return powf(a, b); }
+  ZLBC_HD float operator()(float a, float b) const { return powf(a, b); }
 };
 struct Maximum {
   static constexpr const char *kName = "maximum";
   static constexpr double kFlops = 1;
   static constexpr Fill kFill[2] = {kNormal, kNormal};
-  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+  ZLBC_HD float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
 struct Minimum {
   static constexpr const char *kName = "minimum";
   static constexpr double kFlops = 1;
   static constexpr Fill kFill[2] = {kNormal, kNormal};
-  __device__ float operator()(float a, float b) const { return fminf(a, b); }
+  ZLBC_HD float operator()(float a, float b) const { return fminf(a, b); }
 };
 struct Atan2 {
   static constexpr const char *kName = "atan2";
   static constexpr double kFlops = 1;
   static constexpr Fill kFill[2] = {kNormal, kNormal};
-  __device__ float operator()(float a, float b) const { return atan2f(a, b); }
+  ZLBC_HD float operator()(float a, float b) const { return atan2f(a, b); }
 };
 struct Hypot {
   static constexpr const char *kName = "hypot";
   static constexpr double kFlops = 1;
   static constexpr Fill kFill[2] = {kNormal, kNormal};
-  __device__ float operator()(float a, float b) const { return hypotf(a, b); }
+  ZLBC_HD float operator()(float a, float b) const { return hypotf(a, b); }
 };
 struct Logaddexp { /* log(e^a + e^b), without overflow */
   static constexpr const char *kName = "logaddexp";
   static constexpr double kFlops = 4;
   static constexpr Fill kFill[2] = {kNormal, kNormal};
-  __device__ float operator()(float a, float b) const {
+  ZLBC_HD float operator()(float a, float b) const {
     return fmaxf(a, b) + log1pf(expf(-fabsf(a - b)));
   }
 };
@@ -83,7 +83,7 @@ struct Remainder { /* Python's a % b: the sign of b; b in [0.5, 2) */
   static constexpr const char *kName = "remainder";
   static constexpr double kFlops = 3;
   static constexpr Fill kFill[2] = {kNormal, {ZLB_FILL_UNIFORM, 0.5, 2.0}};
-  __device__ float operator()(float a, float b) const {
+  ZLBC_HD float operator()(float a, float b) const {
     float r = fmodf(a, b);
     return r != 0.0f && ((r < 0.0f) != (b < 0.0f)) ? r + b : r;
   }
@@ -95,7 +95,7 @@ struct Remainder { /* Python's a % b: the sign of b; b in [0.5, 2) */
     static constexpr const char *kName = NAME;                                  \
     static constexpr double kFlops = 1;                                         \
     static constexpr Fill kFill[2] = {kSmallInt, kSmallInt};                    \
-    __device__ float operator()(float a, float b) const { return (EXPR) ? 1.0f : 0.0f; } \
+    ZLBC_HD float operator()(float a, float b) const { return (EXPR) ? 1.0f : 0.0f; } \
   };
 ZLBC_COMPARE(Eq, "eq", a == b)
 ZLBC_COMPARE(Ne, "ne", a != b)
@@ -154,7 +154,7 @@ struct Where {
   static constexpr double kFlops = 1;
   static constexpr bool kBoolFirst = true;
   static constexpr Fill kFill[3] = {{ZLB_FILL_BOOL, 0.5, 1.0}, kNormal, kNormal};
-  __device__ float operator()(float cond, float a, float b) const { return cond != 0.0f ? a : b; }
+  ZLBC_HD float operator()(float cond, float a, float b) const { return cond != 0.0f ? a : b; }
 };
 /* addcmul(x, t1, t2, value=0.5) = x + 0.5 * t1 * t2 */
 struct Addcmul {
@@ -162,7 +162,7 @@ struct Addcmul {
   static constexpr double kFlops = 3;
   static constexpr bool kBoolFirst = false;
   static constexpr Fill kFill[3] = {kNormal, kNormal, kNormal};
-  __device__ float operator()(float x, float t1, float t2) const { return x + 0.5f * t1 * t2; }
+  ZLBC_HD float operator()(float x, float t1, float t2) const { return x + 0.5f * t1 * t2; }
 };
 /* addcdiv(x, t1, t2, value=0.5) = x + 0.5 * t1 / t2; t2 in [0.5, 2) */
 struct Addcdiv {
@@ -170,7 +170,7 @@ struct Addcdiv {
   static constexpr double kFlops = 3;
   static constexpr bool kBoolFirst = false;
   static constexpr Fill kFill[3] = {kNormal, kNormal, {ZLB_FILL_UNIFORM, 0.5, 2.0}};
-  __device__ float operator()(float x, float t1, float t2) const { return x + 0.5f * t1 / t2; }
+  ZLBC_HD float operator()(float x, float t1, float t2) const { return x + 0.5f * t1 / t2; }
 };
 /* lerp(start, end, weight) = start + weight * (end - start); weight in [0, 1) */
 struct Lerp {
@@ -178,7 +178,7 @@ struct Lerp {
   static constexpr double kFlops = 3;
   static constexpr bool kBoolFirst = false;
   static constexpr Fill kFill[3] = {kNormal, kNormal, {ZLB_FILL_UNIFORM, 0.0, 1.0}};
-  __device__ float operator()(float a, float b, float w) const { return a + w * (b - a); }
+  ZLBC_HD float operator()(float a, float b, float w) const { return a + w * (b - a); }
 };
 
 template <typename F> struct Ternary {

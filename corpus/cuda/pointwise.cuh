@@ -18,6 +18,10 @@
 #define ZLBC_PW_VENDOR 0
 #endif
 
+/* An operator's functor runs on the device and, for the functor test
+ * (tests/cuda/test_functors.cu), on the host. */
+#define ZLBC_HD __host__ __device__
+
 namespace zlbc {
 namespace {
 

@@ -11,49 +11,49 @@ enum UnaryIo { IO_SAME, IO_TO_FP32, IO_FROM_FP32 };
 struct Abs {
   static constexpr const char *kName = "abs";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return fabsf(x); }
+  ZLBC_HD float operator()(float x) const { return fabsf(x); }
 };
 struct Neg {
   static constexpr const char *kName = "neg";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return -x; }
+  ZLBC_HD float operator()(float x) const { return -x; }
 };
 struct Exp {
   static constexpr const char *kName = "exp";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return expf(x); }
+  ZLBC_HD float operator()(float x) const { return expf(x); }
 };
 struct Log {
   static constexpr const char *kName = "log";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return logf(x); }
+  ZLBC_HD float operator()(float x) const { return logf(x); }
 };
 struct Sqrt {
   static constexpr const char *kName = "sqrt";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return sqrtf(x); }
+  ZLBC_HD float operator()(float x) const { return sqrtf(x); }
 };
 struct Rsqrt {
   static constexpr const char *kName = "rsqrt";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return 1.0f / sqrtf(x); }
+  ZLBC_HD float operator()(float x) const { return 1.0f / sqrtf(x); }
 };
 struct Relu {
   static constexpr const char *kName = "relu";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return x > 0.0f ? x : 0.0f; }
+  ZLBC_HD float operator()(float x) const { return x > 0.0f ? x : 0.0f; }
 };
 struct Gelu { /* exact: x * Phi(x) */
   static constexpr const char *kName = "gelu";
   static constexpr double kFlops = 5;
-  __device__ float operator()(float x) const {
+  ZLBC_HD float operator()(float x) const {
     return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
   }
 };
 struct GeluTanh { /* approximate='tanh' */
   static constexpr const char *kName = "gelu_tanh";
   static constexpr double kFlops = 9;
-  __device__ float operator()(float x) const {
+  ZLBC_HD float operator()(float x) const {
     float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
     return 0.5f * x * (1.0f + tanhf(inner));
   }
@@ -61,111 +61,111 @@ struct GeluTanh { /* approximate='tanh' */
 struct Silu {
   static constexpr const char *kName = "silu";
   static constexpr double kFlops = 3;
-  __device__ float operator()(float x) const { return x / (1.0f + expf(-x)); }
+  ZLBC_HD float operator()(float x) const { return x / (1.0f + expf(-x)); }
 };
 struct Sigmoid {
   static constexpr const char *kName = "sigmoid";
   static constexpr double kFlops = 3;
-  __device__ float operator()(float x) const { return 1.0f / (1.0f + expf(-x)); }
+  ZLBC_HD float operator()(float x) const { return 1.0f / (1.0f + expf(-x)); }
 };
 struct Tanh {
   static constexpr const char *kName = "tanh";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return tanhf(x); }
+  ZLBC_HD float operator()(float x) const { return tanhf(x); }
 };
 struct Sin {
   static constexpr const char *kName = "sin";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return sinf(x); }
+  ZLBC_HD float operator()(float x) const { return sinf(x); }
 };
 struct Cos {
   static constexpr const char *kName = "cos";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return cosf(x); }
+  ZLBC_HD float operator()(float x) const { return cosf(x); }
 };
 struct Erf {
   static constexpr const char *kName = "erf";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return erff(x); }
+  ZLBC_HD float operator()(float x) const { return erff(x); }
 };
 struct Exp2 {
   static constexpr const char *kName = "exp2";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return exp2f(x); }
+  ZLBC_HD float operator()(float x) const { return exp2f(x); }
 };
 struct Log2 {
   static constexpr const char *kName = "log2";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return log2f(x); }
+  ZLBC_HD float operator()(float x) const { return log2f(x); }
 };
 struct Log1p {
   static constexpr const char *kName = "log1p";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return log1pf(x); }
+  ZLBC_HD float operator()(float x) const { return log1pf(x); }
 };
 struct Expm1 {
   static constexpr const char *kName = "expm1";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return expm1f(x); }
+  ZLBC_HD float operator()(float x) const { return expm1f(x); }
 };
 struct Reciprocal {
   static constexpr const char *kName = "reciprocal";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return 1.0f / x; }
+  ZLBC_HD float operator()(float x) const { return 1.0f / x; }
 };
 struct Floor {
   static constexpr const char *kName = "floor";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return floorf(x); }
+  ZLBC_HD float operator()(float x) const { return floorf(x); }
 };
 struct Ceil {
   static constexpr const char *kName = "ceil";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return ceilf(x); }
+  ZLBC_HD float operator()(float x) const { return ceilf(x); }
 };
 struct Hardsigmoid { /* clamp(x / 6 + 1/2, 0, 1) */
   static constexpr const char *kName = "hardsigmoid";
   static constexpr double kFlops = 3;
-  __device__ float operator()(float x) const {
+  ZLBC_HD float operator()(float x) const {
     return fminf(fmaxf(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
   }
 };
 struct Hardswish { /* x * hardsigmoid(x) */
   static constexpr const char *kName = "hardswish";
   static constexpr double kFlops = 4;
-  __device__ float operator()(float x) const {
+  ZLBC_HD float operator()(float x) const {
     return x * fminf(fmaxf(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f);
   }
 };
 struct Mish { /* x * tanh(softplus(x)) */
   static constexpr const char *kName = "mish";
   static constexpr double kFlops = 4;
-  __device__ float operator()(float x) const { return x * tanhf(log1pf(expf(x))); }
+  ZLBC_HD float operator()(float x) const { return x * tanhf(log1pf(expf(x))); }
 };
 struct Elu { /* alpha = 1 */
   static constexpr const char *kName = "elu";
   static constexpr double kFlops = 2;
-  __device__ float operator()(float x) const { return x > 0.0f ? x : expm1f(x); }
+  ZLBC_HD float operator()(float x) const { return x > 0.0f ? x : expm1f(x); }
 };
 struct LeakyRelu { /* negative_slope = 0.01 */
   static constexpr const char *kName = "leaky_relu";
   static constexpr double kFlops = 1;
-  __device__ float operator()(float x) const { return x > 0.0f ? x : 0.01f * x; }
+  ZLBC_HD float operator()(float x) const { return x > 0.0f ? x : 0.01f * x; }
 };
 struct Clamp { /* clamp(x, min=-0.5, max=0.5) */
   static constexpr const char *kName = "clamp";
   static constexpr double kFlops = 2;
-  __device__ float operator()(float x) const { return fminf(fmaxf(x, -0.5f), 0.5f); }
+  ZLBC_HD float operator()(float x) const { return fminf(fmaxf(x, -0.5f), 0.5f); }
 };
 struct CastToFp32 {
   static constexpr const char *kName = "cast_to_fp32";
   static constexpr double kFlops = 0;
-  __device__ float operator()(float x) const { return x; }
+  ZLBC_HD float operator()(float x) const { return x; }
 };
 struct CastFromFp32 {
   static constexpr const char *kName = "cast_from_fp32";
   static constexpr double kFlops = 0;
-  __device__ float operator()(float x) const { return x; }
+  ZLBC_HD float operator()(float x) const { return x; }
 };
 
 template <typename T, int IO> struct InOf { using type = T; };
