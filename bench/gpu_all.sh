@@ -263,13 +263,22 @@ stage_fgtime() {
   sed -n '/^seconds per operator/,$p' "$LOGS/fgtime.log" | head -60 | tee -a "$SUMMARY"
 }
 
+# The logs and the summary go to $OUT also when the call is cut short
+# (`timeout 560 bash bench/gpu_all.sh ...` inside the device's own limit:
+# timeout signals the whole process group, the stage dies, this runs).
+finish() {
+  nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
+    --format=csv >"$LOGS/nvidia-smi.csv" 2>&1
+  tar -C "$WORK" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
+  echo "==== summary ===="
+  cat "$SUMMARY"
+}
+trap 'note "stopped by a signal during stage ${CUR_STAGE:-?}"; finish; exit 143' TERM INT
+
 for s in $STAGES; do
   t=$SECONDS
+  CUR_STAGE=$s
   "stage_$s" || { [ "$s" = build ] && break; }
   note "stage $s: $((SECONDS - t)) s"
 done
-nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
-  --format=csv >"$LOGS/nvidia-smi.csv" 2>&1
-tar -C "$WORK" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
-echo "==== summary ===="
-cat "$SUMMARY"
+finish
