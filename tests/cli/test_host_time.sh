@@ -85,8 +85,10 @@ PY
 
 # The report's verdict table (--compare): each side's host µs of the
 # compared implementation (the candidate: at least 200 us in both runs).
+# --fail-on never: the verdicts of two quick runs on a loaded machine may
+# say "slower"; what is tested here is the host column, not the verdict.
 expect_rc 0 "$ZLBENCH" report "$TMP/graph" --compare "$TMP/direct" --allow-caliber-mismatch \
-  --out "$TMP/rc.html"
+  --fail-on never --out "$TMP/rc.html"
 expect_in "$TMP/rc.html" "A host &micro;s"
 python3 - "$TMP/rc.html" <<'PY' || fail "the report's verdict table lacks the host times"
 import re, sys
