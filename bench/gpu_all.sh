@@ -41,6 +41,10 @@ LOGS=$WORK/logs
 mkdir -p "$LOGS"
 STAGES=${*:-build tests screen scaling sanitize fidelity}
 SUMMARY=$OUT/summary.txt
+# What the trap needs as they are now: a stage may run with OUT set to
+# another folder and its output redirected when the signal comes.
+RESULT_DIR=$OUT
+exec 3>&1
 : >"$SUMMARY"
 note() { echo "$*" | tee -a "$SUMMARY"; }
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -59,6 +63,20 @@ if [ -d "$ROOT/.deps" ] && { [ ! -f /usr/include/cmocka.h ] || [ ! -f /usr/inclu
   export LD_LIBRARY_PATH=/tmp/cm/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 fi
 
+# timeout(1) puts its command in a process group of its own, which the
+# signal of an outer `timeout` does not reach, and bash runs no trap while
+# a foreground command runs: tmo runs timeout in the background, waits for
+# it (a wait that a trapped signal ends at once) and keeps its pid, so the
+# trap below stops every stage's timeout, and through it the stage.
+TMO_PIDS=$WORK/.tmo-pids
+: >"$TMO_PIDS"
+tmo() {
+  timeout "$@" 0<&0 &
+  local pid=$!
+  echo "$pid" >>"$TMO_PIDS"
+  wait "$pid"
+}
+
 stage_build() {
   local t0=$SECONDS
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -76,7 +94,7 @@ stage_tests() {
   local t0=$SECONDS
   # -j 4 is for the CPU tests: every gpu-labelled test holds one RESOURCE_LOCK
   # (tests/CMakeLists.txt), so the GPU tests run one at a time on the device.
-  (cd "$BUILD" && ZLB_GPU_LOG_DIR="$LOGS/gpu-tests" timeout "${TESTS_LIMIT:-300}" \
+  (cd "$BUILD" && ZLB_GPU_LOG_DIR="$LOGS/gpu-tests" tmo "${TESTS_LIMIT:-300}" \
     ctest --output-on-failure -j 4 ${CTEST_ARGS:-} >"$LOGS/ctest.log" 2>&1)
   local rc=$?
   note "ctest: rc=$rc ($((SECONDS - t0)) s): $(grep -E 'tests passed|tests failed' "$LOGS/ctest.log" | tail -1)"
@@ -91,7 +109,7 @@ batch_run() {
   local name=$1 limit=$2 t0
   shift 2
   t0=$(date +%s.%N)
-  timeout "$limit" "$BUILD/bin/zlbench" batch --backend "$BACKEND" --ops "$OPS" --out "$WORK/$name" \
+  tmo "$limit" "$BUILD/bin/zlbench" batch --backend "$BACKEND" --ops "$OPS" --out "$WORK/$name" \
     --timeout 300 --progress never "$@" >"$LOGS/$name.log" 2>&1
   note "$name: rc=$? $(grep -m1 -E '^zlbench batch: [0-9]+ operators' "$LOGS/$name.log")" >&2
   cp "$WORK/$name/ops_status.csv" "$LOGS/$name.ops_status.csv" 2>/dev/null
@@ -170,7 +188,7 @@ stage_sanitize() {
   export -f sanitize_one
   export BUILD ROOT LOGS WORK BACKEND
   tr , '\n' <<<"$OPS" | awk -v n="${NGPU:-1}" '{print $1, (NR - 1) % n}' |
-    timeout "${SANITIZE_LIMIT:-200}" xargs -P "$jobs" -L 1 bash -c 'sanitize_one "$0" "$1"' \
+    tmo "${SANITIZE_LIMIT:-200}" xargs -P "$jobs" -L 1 bash -c 'sanitize_one "$0" "$1"' \
     >"$LOGS/sanitize.txt" 2>&1
   note "memcheck ($jobs at a time, $((SECONDS - t0)) s): $(grep -c '^clean' "$LOGS/sanitize.txt") clean, $(grep -c '^BAD' "$LOGS/sanitize.txt") with errors or failures"
   grep '^BAD' "$LOGS/sanitize.txt" | sed 's/^/  /' | tee -a "$SUMMARY"
@@ -179,7 +197,7 @@ stage_sanitize() {
 
 stage_fidelity() {
   if [ -x "$ROOT/bench/fidelity/run.sh" ]; then
-    timeout "${FIDELITY_LIMIT:-240}" bash "$ROOT/bench/fidelity/run.sh" "$BUILD" "$WORK/fidelity" \
+    tmo "${FIDELITY_LIMIT:-240}" bash "$ROOT/bench/fidelity/run.sh" "$BUILD" "$WORK/fidelity" \
       >"$LOGS/fidelity.log" 2>&1
     note "fidelity: rc=$?"
     cp "$WORK/fidelity/table.md" "$WORK/fidelity/fidelity.png" "$OUT/" 2>/dev/null
@@ -194,7 +212,7 @@ stage_fidelity() {
 # zlbench timer against CUPTI; table-spin.md ends with the queue timer's
 # PASS/FAIL per size (within 1 us, and within 1 % from 100 us).
 stage_fidelity_spin() {
-  FID_CASES="$ROOT/bench/fidelity/cases_spin.txt" FID_TRITON=0 timeout "${FIDELITY_LIMIT:-240}" \
+  FID_CASES="$ROOT/bench/fidelity/cases_spin.txt" FID_TRITON=0 tmo "${FIDELITY_LIMIT:-240}" \
     bash "$ROOT/bench/fidelity/run.sh" "$BUILD" "$WORK/fidelity-spin" >"$LOGS/fidelity-spin.log" 2>&1
   note "fidelity (spin): rc=$?"
   cp "$WORK/fidelity-spin/table.md" "$OUT/table-spin.md" 2>/dev/null
@@ -204,7 +222,7 @@ stage_fidelity_spin() {
 
 # The Python package's fidelity table (issue 10's numbers).
 stage_pyfid() {
-  timeout "${PYFID_LIMIT:-240}" bash "$ROOT/bench/python/run.sh" "$BUILD" "$WORK/pyfid" \
+  tmo "${PYFID_LIMIT:-240}" bash "$ROOT/bench/python/run.sh" "$BUILD" "$WORK/pyfid" \
     >"$LOGS/pyfid.log" 2>&1
   note "pyfid: rc=$?"
   cp "$WORK/pyfid/fidelity.md" "$OUT/pyfid.md" 2>/dev/null
@@ -214,7 +232,7 @@ stage_pyfid() {
 
 # Cold L2 against CUPTI (docs/timing.md, "Cold L2").
 stage_l2cold() {
-  BUILD="$BUILD" OUT="$WORK/l2cold" timeout "${L2_LIMIT:-180}" bash "$ROOT/bench/l2_cold.sh" \
+  BUILD="$BUILD" OUT="$WORK/l2cold" tmo "${L2_LIMIT:-180}" bash "$ROOT/bench/l2_cold.sh" \
     >"$LOGS/l2cold.log" 2>&1
   note "l2cold: rc=$?"
   cp -r "$WORK/l2cold" "$LOGS/" 2>/dev/null
@@ -226,7 +244,7 @@ stage_l2cold() {
 stage_torch() {
   [ -d "$WORK/screen-all" ] || { note "torch: no screen folder (run the screen stage first)"; return 1; }
   PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" ZL_LIB_DIR="$BUILD/lib/zlbench" \
-    timeout "${TORCH_LIMIT:-300}" python3 -m zlbench.torch_baseline "$WORK/screen-all" \
+    tmo "${TORCH_LIMIT:-300}" python3 -m zlbench.torch_baseline "$WORK/screen-all" \
     --out "$LOGS/torch_baseline.json" >"$LOGS/torch_baseline.txt" 2>&1
   note "torch: rc=$?"
   tail -2 "$LOGS/torch_baseline.txt" | tee -a "$SUMMARY"
@@ -234,7 +252,7 @@ stage_torch() {
 
 # The A/B self-compare's false verdicts and a real 5 % slowdown (docs/ab.md).
 stage_ab() {
-  BUILD="$BUILD" OUT="$WORK" RUNS="${AB_RUNS:-3}" timeout "${AB_LIMIT:-420}" \
+  BUILD="$BUILD" OUT="$WORK" RUNS="${AB_RUNS:-3}" tmo "${AB_LIMIT:-420}" \
     bash "$ROOT/bench/ab_self.sh" >"$LOGS/ab.log" 2>&1
   note "ab: rc=$?"
   cp -r "$WORK/ab" "$LOGS/" 2>/dev/null
@@ -244,7 +262,7 @@ stage_ab() {
 # The pair order of ab: --self on AB_ORDER_OPS (default nonzero) under both
 # orders, AB_ORDER_RUNS runs each (bench/ab_order.sh).
 stage_aborder() {
-  BUILD="$BUILD" OUT="$WORK" RUNS="${AB_ORDER_RUNS:-5}" timeout "${AB_ORDER_LIMIT:-240}" \
+  BUILD="$BUILD" OUT="$WORK" RUNS="${AB_ORDER_RUNS:-5}" tmo "${AB_ORDER_LIMIT:-240}" \
     bash "$ROOT/bench/ab_order.sh" ${AB_ORDER_OPS:-nonzero} >"$LOGS/ab-order.log" 2>&1
   note "aborder: rc=$?"
   cp -r "$WORK/ab-order" "$LOGS/" 2>/dev/null
@@ -256,7 +274,7 @@ stage_fgtime() {
   # FG_OPS: the operators (childtime.sh's default when empty; OPS is the
   # screen's here).
   OPS="${FG_OPS:-}" RUNS="${FG_RUNS:-cold spares3 spares3b}" BUILD="$BUILD" OUT="$WORK/fgtime" \
-    timeout "${FGTIME_LIMIT:-300}" bash "$ROOT/bench/flaggems/childtime.sh" >"$LOGS/fgtime.log" 2>&1
+    tmo "${FGTIME_LIMIT:-300}" bash "$ROOT/bench/flaggems/childtime.sh" >"$LOGS/fgtime.log" 2>&1
   note "fgtime: rc=$?"
   cp "$WORK/fgtime/childtime.tsv" "$OUT/" 2>/dev/null
   (cd "$WORK" && tar -czf "$LOGS/fgtime.tar.gz" fgtime) 2>/dev/null
@@ -269,11 +287,23 @@ stage_fgtime() {
 finish() {
   nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv >"$LOGS/nvidia-smi.csv" 2>&1
-  tar -C "$WORK" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
+  # A stage cut short has not yet copied its folder into logs: take it too.
+  local extra=() d
+  for d in ab ab-order l2cold; do
+    [ -d "$WORK/$d" ] && [ ! -d "$LOGS/$d" ] && extra+=("$d")
+  done
+  tar -C "$WORK" -czf "$RESULT_DIR/logs.tar.gz" logs "${extra[@]}" 2>/dev/null
+  [ -f "$WORK/ab/ab-summary.txt" ] && ! grep -q '^ab: rc=' "$SUMMARY" &&
+    { echo "ab (cut short):"; cat "$WORK/ab/ab-summary.txt"; } >>"$SUMMARY"
   echo "==== summary ===="
   cat "$SUMMARY"
 }
-trap 'note "stopped by a signal during stage ${CUR_STAGE:-?}"; finish; exit 143' TERM INT
+stop_stages() {
+  local p
+  while read -r p; do kill -TERM "$p" 2>/dev/null; done <"$TMO_PIDS"
+  sleep 2
+}
+trap '{ note "stopped by a signal during stage ${CUR_STAGE:-?}"; stop_stages; finish; } >&3 2>&1; exit 143' TERM INT
 
 for s in $STAGES; do
   t=$SECONDS
