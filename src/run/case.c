@@ -693,7 +693,7 @@ static int check_streams(zlb__run_t *r, zlb_case_t *c, zlb__row_t *row, zlb_erro
 
 /*
  * The bandwidth ceiling a row is compared with: the last cache's (a GPU's
- * L2, a CPU's L3) when the row's bytes fit in half of it and its timer does
+ * L2, a CPU's L3) when the row's bytes fit in it and its timer does
  * not empty it between calls, else memory's. Flushing timers: direct and
  * trace with a flush at least as large as that cache, graph and queue
  * under --l2 cold. A device that reports no cache size is judged by memory.
@@ -704,22 +704,18 @@ static int row_ceiling(const zlb__run_t *r, const zlb__row_t *row) {
   int flushed = ((m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) &&
                  r->flush.bytes && r->flush.bytes >= cache) ||
                 m->l2_cold;
-  /* Half the cache: what its ceiling was measured with (peaks.c); beyond
-   * that a split L2 (Hopper's two halves) serves part of it from memory. */
-  return !flushed && cache && row->bytes > 0 && row->bytes <= (double)cache / 2
-             ? ZLB__CEIL_CACHE
-             : ZLB__CEIL_MEMORY;
+  return zlb__ceiling_for(row->bytes, cache, flushed);
 }
 
 /*
  * A rate above the ceiling it is compared with: no row shows such a
- * %Peak. Above memory's bandwidth or the FLOP rate it cannot be (the case
- * declares more bytes or FLOPs than it moves, or the time is wrong): with
- * --integrity the row is refused, without it the %Peak is N/A and the note
- * gives both numbers. Above the cache's it can be, honestly: that ceiling
- * is the rate of copies within the cache, and a kernel that reads more
- * than it writes, or finds its data in a nearer cache, may beat it; so
- * such a row's %Peak is N/A with the note, never refused.
+ * %Peak. Above the FLOP rate, or more than ZLB__MEMORY_SLACK above
+ * memory's bandwidth, it cannot be (the case declares more bytes or FLOPs
+ * than it moves, or the time is wrong): with --integrity the row is
+ * refused, without it the %Peak is N/A and the note gives both numbers.
+ * Above the cache's ceiling, or memory's within the slack, it can be,
+ * honestly (zlb__over_ceiling_honest): such a row's %Peak is N/A with the
+ * note, never refused.
  */
 static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
   const zlb__peaks_t *p = &r->peaks;
@@ -739,6 +735,22 @@ static void gate_peak(zlb__run_t *r, zlb_dtype_t dt, zlb__row_t *row) {
              row->flops / s / 1e12, p->tflops[dt]);
   } else {
     snprintf(rate, sizeof(rate), "bytes and FLOPs together beyond the measured ceilings");
+  }
+  /* Within ZLB__MEMORY_SLACK of memory's ceiling: the rate of a copy,
+   * which a read-only or write-only stream beats (zlb__over_ceiling_honest). */
+  if (by_bytes && row->ceiling == ZLB__CEIL_MEMORY &&
+      zlb__over_ceiling_honest(row->ceiling, row->bytes / s / 1e9, bw)) {
+    size_t n = strlen(row->note);
+    snprintf(row->note + n, sizeof(row->note) - n,
+             "%s%%Peak N/A: the candidate's rate is %.0f %% of the memory ceiling (%s), the "
+             "rate of a copy, which a stream that only reads or only writes, or data left in "
+             "the cache by a warm timer, can beat: not refused",
+             n ? "; " : "", row->pct_peak, rate);
+    if (r->o->integrity)
+      integ_say(row, "peak: %.0f %% of the memory ceiling (%s): within %.0f %% of it, not "
+                "refused", row->pct_peak, rate, (ZLB__MEMORY_SLACK - 1) * 100);
+    row->pct_peak = NAN;
+    return;
   }
   if (by_bytes && row->ceiling == ZLB__CEIL_CACHE) {
     size_t n = strlen(row->note);

@@ -247,6 +247,17 @@ size_t zlb__last_cache_bytes(const zlb_device_info_t *info);
 /* The same against the cache's bandwidth (ZLB__CEIL_CACHE) or memory's. */
 double zlb__peaks_pct_ceiling(const zlb__peaks_t *p, int ceiling, zlb_dtype_t dt, double bytes,
                               double flops, double ms);
+/* The ceiling a row of BYTES is judged by: the cache's when it fits in
+ * the CACHE bytes its timer does not empty (FLUSHED 0), else memory's. */
+int zlb__ceiling_for(double bytes, size_t cache, int flushed);
+/* How far above memory's ceiling (a copy's rate) an honest stream may run:
+ * one that only reads or only writes, or a warm timer's row partly left
+ * in the cache. */
+#define ZLB__MEMORY_SLACK 1.25
+/* A rate of GBPS above the bandwidth BW of CEILING: 1 when it may be
+ * honest (%Peak N/A, never refused), 0 when no device does it (refused
+ * under --integrity). */
+int zlb__over_ceiling_honest(int ceiling, double gbps, double bw);
 /* The banner's "peaks: ..." line, without the newline: the ceilings, each
  * missing one and why, and a cache that was rejected or not written. */
 void zlb__peaks_describe(const zlb__peaks_t *p, uint32_t dtypes, zlb_strbuf_t *out);

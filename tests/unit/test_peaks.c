@@ -288,6 +288,31 @@ static void test_cache_ceiling(void **state) {
   assert_string_equal(zlb__ceiling_name(ZLB__CEIL_MEMORY), "memory");
 }
 
+/* Which ceiling judges a row, and which rates above it may be honest. */
+static void test_ceiling_rules(void **state) {
+  const size_t l2 = 62914560; /* the H200's 60 MiB */
+  (void)state;
+  /* A working set that fits in the L2 a timer leaves warm: the cache's,
+   * also past half of it (a 34 MB row ran at 143 % of memory's copy rate
+   * on the H200); larger, flushed, or no cache reported: memory's. */
+  assert_int_equal(zlb__ceiling_for(33554432, l2, 0), ZLB__CEIL_CACHE);
+  assert_int_equal(zlb__ceiling_for((double)l2, l2, 0), ZLB__CEIL_CACHE);
+  assert_int_equal(zlb__ceiling_for((double)l2 + 1, l2, 0), ZLB__CEIL_MEMORY);
+  assert_int_equal(zlb__ceiling_for(33554432, l2, 1), ZLB__CEIL_MEMORY);
+  assert_int_equal(zlb__ceiling_for(33554432, 0, 0), ZLB__CEIL_MEMORY);
+  assert_int_equal(zlb__ceiling_for(0, l2, 0), ZLB__CEIL_MEMORY);
+  /* Above the cache's ceiling: always possibly honest. */
+  assert_true(zlb__over_ceiling_honest(ZLB__CEIL_CACHE, 1e9, 100));
+  /* Above memory's: within the slack of a copy's rate (a reduction at
+   * 110 %, the boundary itself), not beyond it or without a ceiling. */
+  assert_true(zlb__over_ceiling_honest(ZLB__CEIL_MEMORY, 4652, 4207));
+  assert_true(zlb__over_ceiling_honest(ZLB__CEIL_MEMORY, ZLB__MEMORY_SLACK * 4000, 4000));
+  assert_false(zlb__over_ceiling_honest(ZLB__CEIL_MEMORY, ZLB__MEMORY_SLACK * 4000 + 1, 4000));
+  assert_false(zlb__over_ceiling_honest(ZLB__CEIL_MEMORY, 1e6 * 4000, 4000));
+  assert_false(zlb__over_ceiling_honest(ZLB__CEIL_MEMORY, 4100, 0));
+  assert_false(zlb__over_ceiling_honest(ZLB__CEIL_NONE, 4100, 4000));
+}
+
 static void test_unwritable_cache_reported(void **state) {
   zlb__peaks_t p;
   zlb__peaks_probe_t probe;
@@ -352,6 +377,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_corrupt_cache_rejected, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gemm_failure_reported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_ceiling, setup, teardown),
+      cmocka_unit_test(test_ceiling_rules),
       cmocka_unit_test_setup_teardown(test_unwritable_cache_reported, setup, teardown),
       cmocka_unit_test(test_cache_dir_order),
   };
