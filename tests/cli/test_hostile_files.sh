@@ -152,11 +152,20 @@ writers "$TMP/myfifo" >w.out 2>w.err
 [ "$(stat -c %F myfifo)" = fifo ] || fail "myfifo replaced: $(stat -c %F myfifo)"
 [ "$(grep -c '^rc=6$' w.out)" = 4 ] || { cat w.out w.err >&2; fail "a writer did not fail on a FIFO"; }
 [ "$(grep -c 'a FIFO with no reader' w.err)" = 4 ] || { cat w.err >&2; fail "FIFO message"; }
-# A FIFO with a reader gets the content.
-timeout 20 cat myfifo >fifo.got &
-reader=$!
+# A FIFO with a reader gets the content. The reader must be there before
+# the writer opens (a background `cat myfifo` may not have opened it yet on
+# a loaded machine, and the writer then rightly finds no reader): the shell
+# opens it read-write, which on Linux returns at once and counts as a
+# reader; the content (a few KiB, less than the pipe's buffer) waits in the
+# pipe. A second read end then drains it to end-of-file once the read-write
+# end is closed.
+exec 7<>myfifo
 expect_rc 0 timeout 20 "$Z" compare r1 r1 --out "$TMP/myfifo"
-wait "$reader"
+[ "$(stat -c %F myfifo)" = fifo ] || fail "the FIFO with a reader was replaced: $(stat -c %F myfifo)"
+exec 8<myfifo
+exec 7>&-
+timeout 20 cat <&8 >fifo.got || fail "reading the FIFO back failed"
+exec 8<&-
 expect_in fifo.got "relu"
 # A directory is refused; nothing is created inside it.
 writers "$TMP/outdir" >w.out 2>w.err
