@@ -99,10 +99,6 @@ int zlb__resolve_l2(const zlb_run_opts_t *o, zlb_error_t *err) {
     return zlb_error_set(err, ZLB_EINVAL,
                          "--l2 cold flushes the L2 before every call, and --no-flush asks for "
                          "no flush: give one of them");
-  if (o->timing.queue_calibrate)
-    return zlb_error_set(err, ZLB_EINVAL,
-                         "--l2 cold and --queue-calibrate cannot be combined: both subtract "
-                         "the batch's fixed cost from each call (give one of them)");
   return 0;
 }
 

@@ -229,8 +229,9 @@ static int calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
  * must show exactly k kernels to the tracer (spans are attributed to
  * batches by their start, as the trace timer attributes them to calls).
  */
-static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, watchdog_t *w, zlb_event_t ev[2],
-                     double *cal_ms, int *fired, zlb_error_t *err) {
+static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t *flush,
+                     watchdog_t *w, zlb_event_t ev[2], double *cal_ms, int *fired,
+                     zlb_error_t *err) {
   zlb_launch_t el = {.call = empty_call, .ctx = b};
   double c[QUEUE_CAL_BATCHES], batch_ms[QUEUE_CAL_BATCHES];
   uint64_t after[QUEUE_CAL_BATCHES];
@@ -248,7 +249,7 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, watchdog_t *w, zl
     return rc;
   for (; j < QUEUE_CAL_BATCHES; j++) {
     int hold_failed;
-    if ((rc = run_batch(b, s, &el, k, NULL, w, ev, &batch_ms[j], fired, &hold_failed, err)) ||
+    if ((rc = run_batch(b, s, &el, k, flush, w, ev, &batch_ms[j], fired, &hold_failed, err)) ||
         *fired ||
         (rc = b->v->trace_now(b, &after[j], err)))
       break;
@@ -308,11 +309,11 @@ static int hold_timeout(zlb_graph_failure_t *fail, int invalid, double timeout_m
 
 /* The calibration at *k; a calibration batch the watchdog released counts
  * as a released batch of the measurement's (*invalid) and shrinks *k. */
-static int calibrate_at(zlb_backend_t *b, zlb_stream_t s, long *k, watchdog_t *w,
-                        zlb_event_t ev[2], double *cal_ms, int *invalid,
+static int calibrate_at(zlb_backend_t *b, zlb_stream_t s, long *k, const zlb_flush_t *flush,
+                        watchdog_t *w, zlb_event_t ev[2], double *cal_ms, int *invalid,
                         zlb_graph_failure_t *fail, zlb_error_t *err) {
   for (;;) {
-    int fired, rc = calibrate(b, s, *k, w, ev, cal_ms, &fired, err);
+    int fired, rc = calibrate(b, s, *k, flush, w, ev, cal_ms, &fired, err);
     if (rc || !fired)
       return rc;
     if (++*invalid >= QUEUE_MAX_INVALID)
@@ -396,12 +397,6 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     return zlb_error_set(err, ZLB_EINVAL,
                          "queue timer: cold L2 needs a flush buffer (timing option l2_flush), "
                          "and none was given");
-  /* The calibration's per-call cost and the flush batches' both hold the
-   * batch's fixed cost: subtracting the two would take it out twice. */
-  if (o->l2_cold && o->queue_calibrate)
-    return zlb_error_set(err, ZLB_EINVAL,
-                         "queue timer: cold L2 and the launch calibration cannot be combined "
-                         "(each subtracts the batch's fixed cost)");
   if (!b->v->stream_hold || !b->v->stream_release)
     return refuse(fail, "UNSUPPORTED", err, "backend '%s' cannot hold a stream",
                   b->desc->name);
@@ -463,7 +458,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   }
   dog = 1;
   if (o->queue_calibrate &&
-      (rc = calibrate_at(b, s, &k, &w, ev, &cal_ms, &invalid, fail, err)))
+      (rc = calibrate_at(b, s, &k, cold, &w, ev, &cal_ms, &invalid, fail, err)))
     goto out;
 
   budget = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
@@ -508,7 +503,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       k = shrink(k);
       /* The fixed cost of a batch weighs more per call in a smaller one. */
       if (o->queue_calibrate &&
-          (rc = calibrate_at(b, s, &k, &w, ev, &cal_ms, &invalid, fail, err)))
+          (rc = calibrate_at(b, s, &k, cold, &w, ev, &cal_ms, &invalid, fail, err)))
         goto out;
       /* Samples from here are means of fewer calls (those before count
        * for less than they were: the stop errs on measuring more). */
@@ -518,13 +513,26 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   m->sample_s = zlb_now_s() - st.t0;
   if (o->stop == ZLB_STOP_NOISE)
     m->noise_met = st.met;
-  if (cold && smp.n) {
+  if (cold && smp.n && !o->queue_calibrate) {
     /* The flush alone, in as many batches of the same K, subtracted from
      * every sample; a value not above zero is an error, not a number. */
     double fms = 0.0;
     if ((rc = flush_only_ms(b, s, cold, k, smp.n, &w, ev, &fms, &invalid, fail, err)) ||
         (rc = zlb__l2_subtract("queue", o, &smp, fms, cold, m, err)))
       goto out;
+  } else if (cold && smp.n) {
+    /* Calibrated: the calibration's batches were (flush; empty kernel)
+     * pairs, so it already holds the flush, both launch gaps and the
+     * batch's fixed cost, and is all that is subtracted. The flush alone
+     * is still timed (QUEUE_CAL_BATCHES batches), for the row's record
+     * only: subtracting it as well would take the flush out twice. */
+    double fms = 0.0;
+    if ((rc = flush_only_ms(b, s, cold, k, QUEUE_CAL_BATCHES, &w, ev, &fms, &invalid, fail,
+                            err)))
+      goto out;
+    m->l2_cold = 1;
+    m->l2_flush_ms = fms;
+    m->l2_flush_bytes = cold->bytes;
   }
   m->queue_launches = (int)k;
   m->batches = (int)smp.n;

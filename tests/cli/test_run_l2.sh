@@ -45,6 +45,22 @@ for t in graph queue; do
   expect_in "$TMP/$t/run_identity.json" '"cold_flush_bytes": 8192'
 done
 
+# Cold and calibrated: the calibration's empty kernels are flushed as the
+# calls are (it holds the flush and the launch costs), the rows say
+# queue-cal and l2=cold, and the flush's own time is recorded.
+expect_rc 0 R good_copy --backend test --timer queue --l2 cold --queue-calibrate --out "$TMP/qcc" \
+  --json "$TMP/qcc.json"
+check_cold "$TMP/qcc.json" queue-cal
+all_rows_are "$TMP/qcc/run.log" Timer queue-cal || fail "cold calibrated rows do not say queue-cal"
+python3 - "$TMP/qcc.json" <<'PY' || fail "cold calibrated rows: the calibration does not hold the flush"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+for r in rows:
+    for side in ("baseline", "candidate"):
+        m = r[side]
+        assert m["queue_calibration_ms"] > 0, m
+PY
+
 # ZL_L2 is the default that --l2 overrides.
 ZL_L2=cold expect_rc 0 R good_copy --backend test --timer queue --out "$TMP/env" --json "$TMP/env.json"
 check_cold "$TMP/env.json" queue
@@ -95,7 +111,15 @@ expect_rc 0 C --timer graph --out "$TMP/c-graph"
 all_rows_are "$TMP/c-graph/run.log" Ceiling cache || fail "a warm graph row in the cache not judged by it"
 expect_rc 0 C --timer queue --out "$TMP/c-queue"
 all_rows_are "$TMP/c-queue/run.log" Ceiling cache || fail "a warm queue row in the cache not judged by it"
-expect_rc 0 C --timer graph --l2 cold --out "$TMP/c-cold"
+# Cold, a row that fits in the cache is memory's. Its call is shorter than
+# the flush (twice the cache) whatever the sizes, so the sizes are large
+# enough (a 1 MiB cache, 512 KiB moved) that the subtracted flush's noise
+# on a loaded machine is small beside the call: with the [64] row above
+# the call (256 bytes) was lost in the 8 KiB flush's noise. The warm run
+# at the same sizes shows the row would be the cache's.
+ZL_TEST_L2_BYTES=1048576 expect_rc 0 R good_copy --backend test --timer graph --out "$TMP/c-warm1m"
+all_rows_are "$TMP/c-warm1m/run.log" Ceiling cache || fail "a warm graph row in a 1 MiB cache not judged by it"
+ZL_TEST_L2_BYTES=1048576 expect_rc 0 R good_copy --backend test --timer graph --l2 cold --out "$TMP/c-cold"
 all_rows_are "$TMP/c-cold/run.log" Ceiling memory || fail "a cold graph row judged by the cache"
 # The test backend's direct timer flushes nothing (l2=none): its rows stay
 # in the cache (a GPU's 256 MiB flush makes them memory's:

@@ -1044,6 +1044,8 @@ static void test_queue_batch_order(void **state) {
 #define QC_GAP 800.0
 #define QC_EMPTY 1200.0
 #define QC_FIXED 1500.0
+#define QC_FLUSH 20000.0 /* a cold L2's flush (memset) on the device, ns */
+#define QC_FGAP 300.0    /* the launch gap in front of a flush */
 static struct {
   zlb_backend_t *inner;
   double dev;             /* the synthetic device clock, ns */
@@ -1059,7 +1061,19 @@ static struct {
   long empties;
   long calls;             /* the call's launches */
   double call_ns;         /* the call's kernel time (QC_CALL unless a case sets it) */
+  zlb_flush_t *cold;      /* non-NULL: measure with --l2 cold and this flush buffer */
+  long flushes;
 } qc;
+
+/* A flush costs its gap and its time on the synthetic device; the tracer
+ * sees no kernel (a memset is not one). */
+static int qc_memset(zlb_backend_t *b, void *p, int value, size_t bytes, zlb_stream_t s,
+                     zlb_error_t *err) {
+  (void)b;
+  qc.dev += QC_FGAP + QC_FLUSH;
+  qc.flushes++;
+  return qc.inner->v->memset_async(qc.inner, p, value, bytes, s, err);
+}
 
 static int qc_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err) {
   (void)b;
@@ -1160,10 +1174,13 @@ static int qc_measure(zlb_backend_t *qb, zlb_stream_t s, int calibrate, zlb_meas
   zlb_timing_opts_t o = queue_opts();
   zlb_graph_failure_t fail;
   o.queue_calibrate = calibrate;
+  o.l2_cold = qc.cold != NULL;
+  o.l2_flush = qc.cold;
   memset(m, 0, sizeof(*m));
   qc.nev = 0;
   qc.empties = 0;
   qc.calls = 0;
+  qc.flushes = 0;
   return zlb_time_queue(qb, s, &l, &o, m, &fail, e);
 }
 
@@ -1196,6 +1213,7 @@ static void test_queue_calibrate(void **state) {
   v.trace_now = qc_trace_now;
   v.trace_end = qc_trace_end;
   v.trace_available = NULL;
+  v.memset_async = qc_memset;
   qb.v = &v;
   assert_int_equal(qb.v->stream_create(&qb, &s, &e), 0);
 
@@ -1251,6 +1269,43 @@ static void test_queue_calibrate(void **state) {
 
   /* No empty kernel, no tracer: errors naming what is missing, before
    * any call is made. */
+  /* Cold L2, uncalibrated: the flush alone is subtracted, the call's
+   * launch gap stays (the batch's fixed cost is in both and cancels). */
+  {
+    char buf[64];
+    zlb_flush_t fl = {buf, sizeof(buf)};
+    qc.cold = &fl;
+    if (qc_measure(&qb, s, 0, &m, &e))
+      fail_msg("cold queue timer: %s", e.msg);
+    k = (double)m.queue_launches;
+    assert_true(fabs(m.value_ms * 1e6 - (QC_CALL + QC_GAP)) < 1e-3);
+    assert_int_equal(m.l2_cold, 1);
+    assert_true(fabs(m.l2_flush_ms * 1e6 - (QC_FGAP + QC_FLUSH + QC_FIXED / k)) < 1e-3);
+    assert_int_equal(qc.empties, 0);
+    zlb_measurement_release(&m);
+
+    /* Cold and calibrated: the calibration's empty kernels are flushed
+     * as the calls are, so it holds the flush, its gap, the call's gap
+     * and the fixed cost, and the call's kernel time is what is left.
+     * The flush's own time is recorded, not subtracted again. */
+    if (qc_measure(&qb, s, 1, &m, &e))
+      fail_msg("cold calibrated queue timer: %s", e.msg);
+    k = (double)m.queue_launches;
+    assert_true(fabs(m.value_ms * 1e6 - QC_CALL) < 1e-3);
+    for (size_t i = 0; i < m.nsamples; i++)
+      assert_true(fabs(m.samples[i] * 1e6 - QC_CALL) < 1e-3);
+    assert_int_equal(m.queue_calibrated, 1);
+    assert_true(fabs(m.queue_calibration_ms * 1e6 -
+                     (QC_FGAP + QC_FLUSH + QC_GAP + QC_FIXED / k)) < 1e-3);
+    assert_int_equal(m.l2_cold, 1);
+    assert_true(m.l2_flush_bytes == sizeof(buf));
+    assert_true(fabs(m.l2_flush_ms * 1e6 - (QC_FGAP + QC_FLUSH + QC_FIXED / k)) < 1e-3);
+    /* Every empty kernel of the 9 batches had its flush in front. */
+    assert_true(qc.flushes >= 9 * (long)k + (long)m.nsamples * (long)k);
+    zlb_measurement_release(&m);
+    qc.cold = NULL;
+  }
+
   v.launch_empty = NULL;
   qc_refused(&qb, s, "no empty kernel");
   v.launch_empty = qc_empty;
