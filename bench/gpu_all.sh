@@ -232,7 +232,7 @@ stage_pyfid() {
 
 # Cold L2 against CUPTI (docs/timing.md, "Cold L2").
 stage_l2cold() {
-  BUILD="$BUILD" OUT="$WORK/l2cold" tmo "${L2_LIMIT:-180}" bash "$ROOT/bench/l2_cold.sh" \
+  BUILD="$BUILD" OUT="$WORK/l2cold" tmo "${L2_LIMIT:-240}" bash "$ROOT/bench/l2_cold.sh" \
     >"$LOGS/l2cold.log" 2>&1
   note "l2cold: rc=$?"
   cp -r "$WORK/l2cold" "$LOGS/" 2>/dev/null
