@@ -548,9 +548,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     if (!(v > 0.0)) {
       rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
                          "queue calibration: the call measured %.3f us per call, no more "
-                         "than an empty kernel's launch cost (%.3f us): nothing is left to "
+                         "than an empty kernel's launch cost%s (%.3f us): nothing is left to "
                          "report",
-                         (v + cal_ms) * 1e3, cal_ms * 1e3);
+                         (v + cal_ms) * 1e3, cold ? " with its L2 flush" : "", cal_ms * 1e3);
       goto out;
     }
     m->queue_calibrated = 1;
