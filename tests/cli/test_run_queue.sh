@@ -161,14 +161,37 @@ ZL_TEST_QUEUE_DEPTH=30 expect_rc 0 R steady_a --backend test --timer queue --que
 all_rows_are "$TMP/shallowcal/run.log" Timer queue-cal || fail "a shallow queue is not escaped (calibrated)"
 grep -qE "note: .*queue: [12] batch\(es\) released by the watchdog after 100 ms and discarded; K reduced from [0-9]+ to ([1-9]|[12][0-9])$" \
   "$TMP/shallowcal/run.log" || { cat "$TMP/shallowcal/run.log" >&2; fail "no note of the discarded calibration batches"; }
-python3 - "$TMP/shallowcal.json" <<'PY' || fail "calibrated rows of a shallow queue are not calibrated at a K that fits"
-import json, sys
+# A side whose first K (queue_batch_ms / its estimate) fitted in the
+# queue had nothing to release: on a loaded machine the estimate can come
+# out many times the call's 50 us, and K below 30. Such a side must then
+# have no released batch; every other side at least one.
+python3 - "$TMP/shallowcal.json" "$TMP/shallowcal/run_identity.json" <<'PY' || fail "calibrated rows of a shallow queue are not calibrated at a K that fits"
+import json, math, sys
+def find(d, key):
+    if isinstance(d, dict):
+        if key in d:
+            return d[key]
+        for v in d.values():
+            f = find(v, key)
+            if f is not None:
+                return f
+    return None
+batch_ms = find(json.load(open(sys.argv[2])), "queue_batch_ms")
+assert batch_ms and batch_ms > 0, batch_ms
+released = 0
 for t in json.load(open(sys.argv[1]))["tables"]:
     for r in t["rows"]:
         for side in ("baseline", "candidate"):
             m = r[side]
             assert m["timer"] == "queue-cal" and m["queue_calibration_ms"] > 0, m
-            assert m["queue_launches"] <= 30 and m["invalid_batches"] >= 1, m
+            assert m["queue_launches"] <= 30, m
+            k0 = min(math.ceil(batch_ms / m["estimate_ms"]), 256)
+            if k0 > 30:
+                assert m["invalid_batches"] >= 1, (k0, m)
+            else:
+                assert m["invalid_batches"] == 0, (k0, m)
+            released += m["invalid_batches"]
+assert released >= 1, "no side had a batch released"
 PY
 ZL_TEST_QUEUE_DEPTH=0 expect_rc 0 timeout 60 "$ZLBENCH" run steady_a --backend test \
   --lib "$TESTOPS" --shape-file "$SH" --dtypes float32 $QUICK --timer queue --queue-calibrate \
