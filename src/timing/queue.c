@@ -513,26 +513,22 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   m->sample_s = zlb_now_s() - st.t0;
   if (o->stop == ZLB_STOP_NOISE)
     m->noise_met = st.met;
-  if (cold && smp.n && !o->queue_calibrate) {
-    /* The flush alone, in as many batches of the same K, subtracted from
-     * every sample; a value not above zero is an error, not a number. */
+  if (cold && smp.n) {
+    /* The flush alone, in batches of the same K. Uncalibrated, as many
+     * batches as samples, and subtracted from every sample (a value not
+     * above zero is an error, not a number). Calibrated, the calibration's
+     * batches were (flush; empty kernel) pairs, so it already holds the
+     * flush, both launch gaps and the batch's fixed cost: the flush
+     * (QUEUE_CAL_BATCHES batches) is the row's record only, since
+     * subtracting it as well would take it out twice. */
+    size_t nf = o->queue_calibrate ? QUEUE_CAL_BATCHES : smp.n;
     double fms = 0.0;
-    if ((rc = flush_only_ms(b, s, cold, k, smp.n, &w, ev, &fms, &invalid, fail, err)) ||
-        (rc = zlb__l2_subtract("queue", o, &smp, fms, cold, m, err)))
+    if ((rc = flush_only_ms(b, s, cold, k, nf, &w, ev, &fms, &invalid, fail, err)))
       goto out;
-  } else if (cold && smp.n) {
-    /* Calibrated: the calibration's batches were (flush; empty kernel)
-     * pairs, so it already holds the flush, both launch gaps and the
-     * batch's fixed cost, and is all that is subtracted. The flush alone
-     * is still timed (QUEUE_CAL_BATCHES batches), for the row's record
-     * only: subtracting it as well would take the flush out twice. */
-    double fms = 0.0;
-    if ((rc = flush_only_ms(b, s, cold, k, QUEUE_CAL_BATCHES, &w, ev, &fms, &invalid, fail,
-                            err)))
+    if (o->queue_calibrate)
+      zlb__l2_record(m, fms, cold);
+    else if ((rc = zlb__l2_subtract("queue", o, &smp, fms, cold, m, err)))
       goto out;
-    m->l2_cold = 1;
-    m->l2_flush_ms = fms;
-    m->l2_flush_bytes = cold->bytes;
   }
   m->queue_launches = (int)k;
   m->batches = (int)smp.n;

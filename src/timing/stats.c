@@ -223,8 +223,12 @@ int zlb__l2_subtract(const char *timer, const zlb_timing_opts_t *o, zlb__samples
                          "than the flush alone (%.3f us): nothing is left to report; time it "
                          "with the direct or trace timer",
                          timer, (v + flush_ms) * 1e3, flush_ms * 1e3);
+  zlb__l2_record(m, flush_ms, cold);
+  return 0;
+}
+
+void zlb__l2_record(zlb_measurement_t *m, double flush_ms, const zlb_flush_t *cold) {
   m->l2_cold = 1;
   m->l2_flush_ms = flush_ms;
   m->l2_flush_bytes = cold->bytes;
-  return 0;
 }

@@ -48,6 +48,10 @@ void zlb__counts(const zlb_timing_opts_t *o, double est_ms, long cap, long *n_wa
 int zlb__l2_subtract(const char *timer, const zlb_timing_opts_t *o, zlb__samples_t *s,
                      double flush_ms, const zlb_flush_t *cold, zlb_measurement_t *m,
                      zlb_error_t *err);
+/** Record in `m` that it ran with L2 cold: the flush's time per call and
+ * the buffer's size (zlb__l2_subtract does it; a timer that subtracts the
+ * flush another way calls it alone). */
+void zlb__l2_record(zlb_measurement_t *m, double flush_ms, const zlb_flush_t *cold);
 /** Fill value/quantiles/noise of `m` from one call's samples. */
 int zlb__summarize(const zlb_timing_opts_t *o, const zlb__samples_t *s,
                    zlb_measurement_t *m, double *value, zlb_error_t *err);

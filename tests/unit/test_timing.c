@@ -1184,6 +1184,14 @@ static int qc_measure(zlb_backend_t *qb, zlb_stream_t s, int calibrate, zlb_meas
   return zlb_time_queue(qb, s, &l, &o, m, &fail, e);
 }
 
+/* The measurement's value and every sample are `want_ns` of the synthetic
+ * device's time (what a calibrated queue timer leaves of a call). */
+static void qc_assert_all(const zlb_measurement_t *m, double want_ns) {
+  assert_true(fabs(m->value_ms * 1e6 - want_ns) < 1e-3);
+  for (size_t i = 0; i < m->nsamples; i++)
+    assert_true(fabs(m->samples[i] * 1e6 - want_ns) < 1e-3);
+}
+
 /* A calibrated measurement refused with `want` before any call is made. */
 static void qc_refused(zlb_backend_t *qb, zlb_stream_t s, const char *want) {
   zlb_error_t e = ZLB_ERROR_INIT;
@@ -1231,9 +1239,7 @@ static void test_queue_calibrate(void **state) {
   if (qc_measure(&qb, s, 1, &m, &e))
     fail_msg("calibrated queue timer: %s", e.msg);
   k = (double)m.queue_launches;
-  assert_true(fabs(m.value_ms * 1e6 - QC_CALL) < 1e-3);
-  for (size_t i = 0; i < m.nsamples; i++)
-    assert_true(fabs(m.samples[i] * 1e6 - QC_CALL) < 1e-3);
+  qc_assert_all(&m, QC_CALL);
   assert_int_equal(m.queue_calibrated, 1);
   assert_true(fabs(m.queue_calibration_ms * 1e6 - (QC_GAP + QC_FIXED / k)) < 1e-3);
   /* One untraced launch, then 9 batches of K. */
@@ -1267,8 +1273,6 @@ static void test_queue_calibrate(void **state) {
   zlb_measurement_release(&m);
   qc.call_ns = QC_CALL;
 
-  /* No empty kernel, no tracer: errors naming what is missing, before
-   * any call is made. */
   /* Cold L2, uncalibrated: the flush alone is subtracted, the call's
    * launch gap stays (the batch's fixed cost is in both and cancels). */
   {
@@ -1291,9 +1295,7 @@ static void test_queue_calibrate(void **state) {
     if (qc_measure(&qb, s, 1, &m, &e))
       fail_msg("cold calibrated queue timer: %s", e.msg);
     k = (double)m.queue_launches;
-    assert_true(fabs(m.value_ms * 1e6 - QC_CALL) < 1e-3);
-    for (size_t i = 0; i < m.nsamples; i++)
-      assert_true(fabs(m.samples[i] * 1e6 - QC_CALL) < 1e-3);
+    qc_assert_all(&m, QC_CALL);
     assert_int_equal(m.queue_calibrated, 1);
     assert_true(fabs(m.queue_calibration_ms * 1e6 -
                      (QC_FGAP + QC_FLUSH + QC_GAP + QC_FIXED / k)) < 1e-3);
@@ -1306,6 +1308,8 @@ static void test_queue_calibrate(void **state) {
     qc.cold = NULL;
   }
 
+  /* No empty kernel, no tracer: errors naming what is missing, before
+   * any call is made. */
   v.launch_empty = NULL;
   qc_refused(&qb, s, "no empty kernel");
   v.launch_empty = qc_empty;
