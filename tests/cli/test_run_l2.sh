@@ -52,7 +52,7 @@ expect_rc 0 R good_copy --backend test --timer queue --l2 cold --queue-calibrate
   --json "$TMP/qcc.json"
 check_cold "$TMP/qcc.json" queue-cal
 all_rows_are "$TMP/qcc/run.log" Timer queue-cal || fail "cold calibrated rows do not say queue-cal"
-python3 - "$TMP/qcc.json" <<'PY' || fail "cold calibrated rows: the calibration does not hold the flush"
+python3 - "$TMP/qcc.json" <<'PY' || fail "cold calibrated rows carry no calibration"
 import json, sys
 rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
 for r in rows:

@@ -167,17 +167,9 @@ grep -qE "note: .*queue: [12] batch\(es\) released by the watchdog after 100 ms 
 # have no released batch; every other side at least one.
 python3 - "$TMP/shallowcal.json" "$TMP/shallowcal/run_identity.json" <<'PY' || fail "calibrated rows of a shallow queue are not calibrated at a K that fits"
 import json, math, sys
-def find(d, key):
-    if isinstance(d, dict):
-        if key in d:
-            return d[key]
-        for v in d.values():
-            f = find(v, key)
-            if f is not None:
-                return f
-    return None
-batch_ms = find(json.load(open(sys.argv[2])), "queue_batch_ms")
-assert batch_ms and batch_ms > 0, batch_ms
+cal = json.load(open(sys.argv[2]))["caliber"]
+batch_ms, cap = cal["queue_batch_ms"], cal["queue_max_launches"]
+assert batch_ms > 0 and cap > 30, cal
 released = 0
 for t in json.load(open(sys.argv[1]))["tables"]:
     for r in t["rows"]:
@@ -185,7 +177,7 @@ for t in json.load(open(sys.argv[1]))["tables"]:
             m = r[side]
             assert m["timer"] == "queue-cal" and m["queue_calibration_ms"] > 0, m
             assert m["queue_launches"] <= 30, m
-            k0 = min(math.ceil(batch_ms / m["estimate_ms"]), 256)
+            k0 = min(math.ceil(batch_ms / m["estimate_ms"]), cap)
             if k0 > 30:
                 assert m["invalid_batches"] >= 1, (k0, m)
             else:
