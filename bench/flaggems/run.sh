@@ -17,7 +17,8 @@
 #          CMP_OPS (default: abs add softmax sum mm sort nonzero dropout) at
 #          the core level with CMP_DTYPES (default float16): wall time of
 #          each process and the [64, 64] row. Pairs already measured are
-#          skipped.
+#          skipped. CMP_MODES (default "kernel cudagraph plugin") picks
+#          the processes; empty: the batch below only.
 #          Then the same operators through zlbench batch (fork server, one
 #          child at a time): each child's seconds, and every row's host time
 #          per call (torch and gems) beside its device time.
@@ -51,6 +52,7 @@ LIMIT=${LIMIT:-150}
 STAGE=${STAGE:-stable}
 CMP_OPS=${CMP_OPS:-abs add softmax sum mm sort nonzero dropout}
 CMP_DTYPES=${CMP_DTYPES:-float16}
+CMP_MODES=${CMP_MODES-kernel cudagraph plugin}
 CMP_TIMEOUT=${CMP_TIMEOUT:-300}
 OP_TIMEOUT=${OP_TIMEOUT:-300}
 JOBS=${JOBS:-1}
@@ -111,7 +113,7 @@ stage_compare() {
   local dts=""
   for t in ${CMP_DTYPES//,/ }; do dts="$dts --dtypes $t"; done
   for op in $CMP_OPS; do
-    for mode in kernel cudagraph plugin; do
+    for mode in $CMP_MODES; do
       grep -q "^$op	$mode	" "$res" && continue
       if [ "$(left)" -lt $((CMP_TIMEOUT + 30)) ]; then
         note "compare: budget spent; run again to go on"
