@@ -593,10 +593,22 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
       }
       if (alone || busy >= b.per_device)
         continue;
+      /* The next children that waited for a rerun alone come first. */
+      {
+        zlb__job_t *deferred = NULL;
+        for (size_t i = 0; i < b.njobs && !deferred; i++)
+          if (b.jobs[i].slot == (int)d && b.jobs[i].state == ZLB__JOB_QUEUED &&
+              b.jobs[i].deferred)
+            deferred = &b.jobs[i];
+        if (deferred) {
+          zlb__launch_deferred(&b, deferred);
+          continue;
+        }
+      }
       for (size_t i = 0; i < b.njobs; i++) {
         zlb__job_t *j = &b.jobs[i];
         zlb_strbuf_t dir = ZLB_STRBUF_INIT;
-        if (j->slot != (int)d || j->state != ZLB__JOB_QUEUED || j->row.attempts)
+        if (j->slot != (int)d || j->state != ZLB__JOB_QUEUED || j->row.attempts || j->deferred)
           continue;
         /* An operator stopped at level 2 goes on from its next dtype;
          * otherwise a fresh start: nothing of an unfinished earlier

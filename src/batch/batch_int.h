@@ -93,8 +93,10 @@ typedef struct zlb__job {
    * child that ran out of it beside others runs once more alone before
    * its failure counts. shared: another child ran on the device during
    * the current one; alone: 0, 1 waiting for the device to empty, 2
-   * running alone; alone_used: that rerun was spent. */
-  int shared, alone, alone_used;
+   * running alone; alone_used: that rerun was spent. deferred: its next
+   * child waits for such a rerun to end (queued, started by the
+   * scheduler). */
+  int shared, alone, alone_used, deferred;
   double t0;
   zlb__status_row_t row;
 } zlb__job_t;
@@ -236,6 +238,9 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
 /* Start job j's next child alone on its device (the device is idle): the
  * rerun of a child that ran out of memory beside others. */
 void zlb__launch_alone(zlb__batch_t *b, zlb__job_t *j);
+/* Start job j's next child, deferred while its device was kept for a
+ * rerun alone. */
+void zlb__launch_deferred(zlb__batch_t *b, zlb__job_t *j);
 /* A child ended: retry, advance, fall back a level, or finish. */
 void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j);
 /* Reuse finished results from --replay/--replay-from; 1 when reused. */

@@ -343,6 +343,39 @@ void zlb__launch_alone(zlb__batch_t *b, zlb__job_t *j) {
   launch(b, j);
 }
 
+void zlb__launch_deferred(zlb__batch_t *b, zlb__job_t *j) {
+  j->deferred = 0;
+  launch(b, j);
+}
+
+/* Is j's device kept for another child to run alone (one waits for the
+ * device to empty, or runs alone on it)? */
+static int device_kept(const zlb__batch_t *b, const zlb__job_t *j) {
+  for (size_t i = 0; i < b->njobs; i++) {
+    const zlb__job_t *k = &b->jobs[i];
+    if (k == j || k->slot != j->slot)
+      continue;
+    if ((k->alone == 1 && k->state == ZLB__JOB_QUEUED) ||
+        (k->alone == 2 && k->state == ZLB__JOB_RUNNING))
+      return 1;
+  }
+  return 0;
+}
+
+/* j's next child (a retry, the next dtype, a rerun with capture denied):
+ * at once, unless the device is kept for a child that ran out of memory
+ * and reruns alone; then the scheduler starts it once that rerun ended.
+ * Started at once, a chain of retries and dtypes could keep that child
+ * waiting for as long as the chains last (a FlagGems screen: twelve
+ * children, each of them a chain of dtypes that time out). */
+static void next_child(zlb__batch_t *b, zlb__job_t *j) {
+  if (device_kept(b, j)) {
+    j->deferred = 1;
+    return;
+  }
+  launch(b, j);
+}
+
 /* Does a child's first error line say the device ran out of memory? The
  * words of CUDA, torch, Triton, HIP, MUSA and CANN runtimes, matched
  * without case ("OutOfMemoryError", "hipErrorOutOfMemory",
@@ -431,7 +464,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     u->deny = 1;
     zlb_strlcpy(u->signature, sig, sizeof(u->signature));
     attempt_line(b, j, u, sig, "again with capture denied");
-    launch(b, j);
+    next_child(b, j);
     return;
   } else {
     int deterministic = !strcmp(u->signature, sig);
@@ -451,7 +484,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
      * deterministic, and retrying again would only cost time. */
     if (!final && !deterministic && !split && u->attempts <= b->o->retries) {
       attempt_line(b, j, u, sig, "retrying");
-      launch(b, j);
+      next_child(b, j);
       return;
     }
     if (to_level2)
@@ -464,7 +497,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     if (!u->accepted && !u->whole) {
       begin_level2(b, j);
       if (j->nl2 > 1) {
-        launch(b, j);
+        next_child(b, j);
         return;
       }
       j->level = 1;
@@ -473,7 +506,7 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     return;
   }
   if (++j->cur < j->nl2) {
-    launch(b, j);
+    next_child(b, j);
     return;
   }
   conclude(b, j);

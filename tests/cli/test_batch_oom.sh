@@ -46,6 +46,32 @@ check "$TMP/o2" good_copy ok 1
 check "$TMP/o2" oom_always failed 2
 expect_in "$TMP/o2/ops_status.csv" "CUDA out of memory"
 
+# A retry that comes while the device is kept for a rerun alone waits for
+# it: flaky (held, then failing once) ends after oom_beside ran out of
+# memory beside it; its retry starts only once that rerun ended alone.
+# Started at once, it would keep the rerun waiting until it ended (the
+# rerun's row would come last).
+mkdir -p "$TMP/s5" && export ZL_TEST_STATE_DIR="$TMP/s5"
+touch "$TMP/s5/hold_good_copy" "$TMP/s5/hold_flaky"
+timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
+  --ops flaky,good_copy,oom_beside --jobs-per-device 3 --retries 1 --timeout 60 \
+  --dtypes float32 --shape-file "$SH" --out "$TMP/o5" $QUICK >"$TMP/o5.out" 2>&1 &
+bpid=$!
+for _ in $(seq 600); do
+  grep -qF "oom_beside" "$TMP/o5.out" 2>/dev/null && grep -qF "again, alone on it" "$TMP/o5.out" && break
+  sleep 0.1
+done
+expect_in "$TMP/o5.out" "again, alone on it"
+[ -f "$TMP/s5/held_flaky" ] || fail "flaky's first child was not running beside oom_beside"
+rm -f "$TMP/s5/hold_flaky"
+wait "$bpid" || { tail -30 "$TMP/o5.out" >&2; fail "the batch with a deferred retry exited $?"; }
+check "$TMP/o5" flaky ok 2
+check "$TMP/o5" oom_beside ok 2
+expect_in "$TMP/o5.out" "flaky: transient failure on the first attempt"
+order=$(grep -oE '\] device 0 +(flaky|oom_beside) +ok' "$TMP/o5.out" | awk '{print $4}' | tr '\n' ' ')
+[ "$order" = "oom_beside flaky " ] ||
+  { cat "$TMP/o5.out" >&2; fail "the rerun alone did not end before flaky's retry: '$order'"; }
+
 # One child per device: nothing shared it, nothing is rerun.
 mkdir -p "$TMP/s3" && export ZL_TEST_STATE_DIR="$TMP/s3"
 expect_rc 1 oombatch "$TMP/o3" good_copy,oom_always 1
