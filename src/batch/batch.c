@@ -571,7 +571,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     int running = 0, pending = 0;
     zlb__servers_poll(&b, 0);
     for (size_t d = 0; d < b.devices.n; d++) {
-      int busy = 0, alone = 0;
+      int busy = 0;
       zlb__job_t *waiting = NULL;
       for (size_t i = 0; i < b.njobs; i++) {
         zlb__job_t *k = &b.jobs[i];
@@ -579,19 +579,19 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
           continue;
         if (k->state == ZLB__JOB_RUNNING) {
           busy++;
-          alone |= k->alone == 2;
         } else if (k->state == ZLB__JOB_QUEUED && k->alone == 1 && !waiting) {
           waiting = k;
         }
       }
-      /* A child to rerun alone: nothing new starts on its device until it
-       * has the device to itself, and nothing beside it while it runs. */
-      if (waiting) {
-        if (!busy)
+      /* A child to rerun alone, once no operator is left to start on its
+       * device: nothing starts there until it has the device to itself,
+       * and nothing beside it while it runs. */
+      if (zlb__device_kept(&b, (int)d)) {
+        if (waiting && !busy)
           zlb__launch_alone(&b, waiting);
         continue;
       }
-      if (alone || busy >= b.per_device)
+      if (busy >= b.per_device)
         continue;
       /* The next children that waited for a rerun alone come first. */
       {

@@ -241,6 +241,12 @@ void zlb__launch_alone(zlb__batch_t *b, zlb__job_t *j);
 /* Start job j's next child, deferred while its device was kept for a
  * rerun alone. */
 void zlb__launch_deferred(zlb__batch_t *b, zlb__job_t *j);
+/* Is device `slot` kept for a rerun alone? A child that ran out of memory
+ * beside others waits until no operator that has not started is left for
+ * its device (those run first, as many at a time as before), then the
+ * device is kept: nothing starts on it, not even another operator's next
+ * child, until it is empty and the rerun, alone on it, ended. */
+int zlb__device_kept(const zlb__batch_t *b, int slot);
 /* A child ended: retry, advance, fall back a level, or finish. */
 void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j);
 /* Reuse finished results from --replay/--replay-from; 1 when reused. */

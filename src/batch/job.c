@@ -348,28 +348,35 @@ void zlb__launch_deferred(zlb__batch_t *b, zlb__job_t *j) {
   launch(b, j);
 }
 
-/* Is j's device kept for another child to run alone (one waits for the
- * device to empty, or runs alone on it)? */
-static int device_kept(const zlb__batch_t *b, const zlb__job_t *j) {
+/* An operator that has not started yet (a resumed one included). */
+static int fresh(const zlb__job_t *k) {
+  return k->state == ZLB__JOB_QUEUED && !k->row.attempts && !k->deferred && !k->alone;
+}
+
+int zlb__device_kept(const zlb__batch_t *b, int slot) {
+  int waiting = 0;
   for (size_t i = 0; i < b->njobs; i++) {
     const zlb__job_t *k = &b->jobs[i];
-    if (k == j || k->slot != j->slot)
+    if (k->slot != slot)
       continue;
-    if ((k->alone == 1 && k->state == ZLB__JOB_QUEUED) ||
-        (k->alone == 2 && k->state == ZLB__JOB_RUNNING))
+    if (k->alone == 2 && k->state == ZLB__JOB_RUNNING)
       return 1;
+    waiting |= k->alone == 1 && k->state == ZLB__JOB_QUEUED;
   }
-  return 0;
+  for (size_t i = 0; waiting && i < b->njobs; i++)
+    if (b->jobs[i].slot == slot && fresh(&b->jobs[i]))
+      return 0;
+  return waiting;
 }
 
 /* j's next child (a retry, the next dtype, a rerun with capture denied):
- * at once, unless the device is kept for a child that ran out of memory
- * and reruns alone; then the scheduler starts it once that rerun ended.
- * Started at once, a chain of retries and dtypes could keep that child
- * waiting for as long as the chains last (a FlagGems screen: twelve
- * children, each of them a chain of dtypes that time out). */
+ * at once, unless the device is kept for a rerun alone; then the
+ * scheduler starts it once that rerun ended. Started at once, chains of
+ * retries and dtypes could keep the device from emptying for as long as
+ * they last (a FlagGems screen: twelve children, each a chain of dtypes
+ * that time out). */
 static void next_child(zlb__batch_t *b, zlb__job_t *j) {
-  if (device_kept(b, j)) {
+  if (zlb__device_kept(b, j->slot)) {
     j->deferred = 1;
     return;
   }

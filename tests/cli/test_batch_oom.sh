@@ -46,9 +46,27 @@ check "$TMP/o2" good_copy ok 1
 check "$TMP/o2" oom_always failed 2
 expect_in "$TMP/o2/ops_status.csv" "CUDA out of memory"
 
+# A rerun alone waits for the operators not started yet: good_scale (after
+# oom_beside in --ops) runs beside good_copy while oom_beside waits, and
+# oom_beside reruns alone last. Kept at once, the device would empty for
+# the rerun before good_scale (a screen's twelve children would stop for
+# every child out of memory, until the slowest beside it ended).
+mkdir -p "$TMP/s6" && export ZL_TEST_STATE_DIR="$TMP/s6"
+touch "$TMP/s6/hold_good_copy"
+expect_rc 0 oombatch "$TMP/o6" good_copy,oom_beside,good_scale 2
+check "$TMP/o6" good_scale ok 1
+check "$TMP/o6" oom_beside ok 2
+expect_in "$TMP/out" "other children shared its device: again, alone on it"
+last=$(grep -oE '\] device 0 +[a-z_]+ +ok' "$TMP/out" | tail -1 | awk '{print $4}')
+[ "$last" = oom_beside ] ||
+  { cat "$TMP/out" >&2; fail "the rerun alone ran before the operators not started yet: last '$last'"; }
+grep -rq '"children_per_device": 1' "$TMP/o6/ops/oom_beside" ||
+  fail "the rerun alone after the queue does not say one child per device"
+
 # A retry that comes while the device is kept for a rerun alone waits for
 # it: flaky (held, then failing once) ends after oom_beside ran out of
-# memory beside it; its retry starts only once that rerun ended alone.
+# memory beside it, with no operator left to start; its retry starts only
+# once that rerun ended alone.
 # Started at once, it would keep the rerun waiting until it ended (the
 # rerun's row would come last).
 mkdir -p "$TMP/s5" && export ZL_TEST_STATE_DIR="$TMP/s5"
