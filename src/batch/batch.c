@@ -165,10 +165,27 @@ static void stop_all(zlb__batch_t *b) {
       continue;
     }
     /* A job waiting between its level-2 children (the batch stopped on a
-     * fatal error, or its next child could not start) keeps its progress
-     * too. */
-    if (j->state == ZLB__JOB_DONE || (!running && !level2))
+     * fatal error, its next child could not start, or it waited for a
+     * rerun alone) keeps its progress too. */
+    if (j->state == ZLB__JOB_DONE)
       continue;
+    if (!running && !level2) {
+      /* Started, and waiting when the batch stopped: to rerun alone, or
+       * its retry for another's rerun alone. Said, so that an operator
+       * missing from the results is not a mystery. */
+      if (j->row.attempts && (j->alone || j->deferred) && b->o->line) {
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "          device %-3s %-20s not finished (operator %.1fs): %s; a resume starts "
+                 "it again\n",
+                 j->row.device, j->op, zlb_now_s() - j->t0,
+                 j->alone ? "it waited to run again alone on its device (out of memory beside "
+                            "other children)"
+                          : "its retry waited for another operator's rerun alone");
+        b->o->line(b->o->cb_ctx, text);
+      }
+      continue;
+    }
     if (running)
       zlb_child_stop(&j->child, b->o->grace_s);
     /* What a resume does with it: at level 2 it goes on from the dtype
@@ -181,6 +198,13 @@ static void stop_all(zlb__batch_t *b) {
         snprintf(text, sizeof(text),
                  "          device %-3s %-20s its progress could not be saved: %.300s\n",
                  j->row.device, j->op, e.msg);
+        b->o->line(b->o->cb_ctx, text);
+      } else if (saved && (j->alone || j->deferred) && b->o->line) {
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "          device %-3s %-20s not finished (operator %.1fs, level 2): it waited "
+                 "for a rerun alone; a resume goes on from %s\n",
+                 j->row.device, j->op, zlb_now_s() - j->t0, j->l2[j->cur].label);
         b->o->line(b->o->cb_ctx, text);
       }
       continue;

@@ -90,6 +90,31 @@ order=$(grep -oE '\] device 0 +(flaky|oom_beside) +ok' "$TMP/o5.out" | awk '{pri
 [ "$order" = "oom_beside flaky " ] ||
   { cat "$TMP/o5.out" >&2; fail "the rerun alone did not end before flaky's retry: '$order'"; }
 
+# Stopped while a child waits to rerun alone: the batch says so, and a
+# resume runs the operator again. good_scale is held (the device is never
+# empty), oom_beside waits behind it when SIGINT comes.
+mkdir -p "$TMP/s7" && export ZL_TEST_STATE_DIR="$TMP/s7"
+touch "$TMP/s7/hold_good_copy" "$TMP/s7/hold_good_scale"
+OUT="$TMP/o7"
+oombatch "$OUT" good_copy,oom_beside,good_scale 2 >"$TMP/o7.out" 2>&1 &
+bpid=$!
+for _ in $(seq 600); do
+  [ -f "$TMP/s7/held_good_scale" ] && grep -qF "again, alone on it" "$TMP/o7.out" && break
+  sleep 0.1
+done
+[ -f "$TMP/s7/held_good_scale" ] || { kill -TERM "$(batch_pid)"; fail "good_scale never started"; }
+kill -INT "$(batch_pid)"
+wait "$bpid"
+rc=$?
+[ "$rc" = 130 ] || { cat "$TMP/o7.out" >&2; fail "the interrupted batch exited $rc, expected 130"; }
+grep -Eq '^ +device 0 +oom_beside +not finished \(operator [0-9.]+s\): it waited to run again alone on its device \(out of memory beside other children\); a resume starts it again$' \
+  "$TMP/o7.out" || { cat "$TMP/o7.out" >&2; fail "the operator waiting to rerun alone is not named"; }
+expect_not_in "$OUT/ops_status.csv" "oom_beside,"
+rm -f "$TMP/s7/hold_good_scale"
+expect_rc 0 oombatch "$OUT" good_copy,oom_beside,good_scale 2
+check "$OUT" oom_beside ok 1
+check "$OUT" good_scale ok 1
+
 # One child per device: nothing shared it, nothing is rerun.
 mkdir -p "$TMP/s3" && export ZL_TEST_STATE_DIR="$TMP/s3"
 expect_rc 1 oombatch "$TMP/o3" good_copy,oom_always 1
