@@ -215,6 +215,11 @@ stage_screen() {
     ${SCREEN_ARGS:-} >>"$WORK/logs/screen.log" 2>&1
   rc=$?
   note "screen: rc=$rc after $((SECONDS - t0)) s ($([ $rc = 130 ] || [ $rc = 124 ] && echo 'interrupted: run again to resume' || echo done))"
+  # Operators out of memory beside others rerun alone once every operator
+  # has started: a call stopped before that leaves them for the next.
+  local waited
+  waited=$(grep -c 'it waited to run again alone' "$WORK/logs/screen.log")
+  [ "$waited" -gt 0 ] && note "screen: $waited operator(s) were waiting to rerun alone when the batch stopped (out of memory beside others); a later call runs them"
   tail -3 "$WORK/logs/screen.log" | tee -a "$SUMMARY"
 }
 
