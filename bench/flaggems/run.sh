@@ -206,7 +206,8 @@ stage_screen() {
   local budget
   budget=$(($(left) - 20))
   [ "$budget" -gt 60 ] || { note "screen: budget spent; run again to go on"; return 0; }
-  local t0=$SECONDS rc
+  local t0=$SECONDS rc lines0
+  lines0=$(cat "$WORK/logs/screen.log" 2>/dev/null | wc -l)
   # SIGINT when the budget runs out: the batch stops its children, writes
   # what finished and exits 130; the next call resumes into the same --out.
   timeout -s INT -k 60 "$budget" "$BUILD/bin/zlbench" batch --provider flaggems \
@@ -218,7 +219,7 @@ stage_screen() {
   # Operators out of memory beside others rerun alone once every operator
   # has started: a call stopped before that leaves them for the next.
   local waited
-  waited=$(grep -c 'it waited to run again alone' "$WORK/logs/screen.log")
+  waited=$(tail -n +$((lines0 + 1)) "$WORK/logs/screen.log" | grep -c 'it waited to run again alone')
   [ "$waited" -gt 0 ] && note "screen: $waited operator(s) were waiting to rerun alone when the batch stopped (out of memory beside others); a later call runs them"
   tail -3 "$WORK/logs/screen.log" | tee -a "$SUMMARY"
 }
