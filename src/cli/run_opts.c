@@ -69,6 +69,18 @@ static int opt_ms(const zlb_cli_option_t *opt, const char *name, const char *v, 
   return set_ms(name, v, ptr);
 }
 
+/* The L2 flush's size in MiB (64 GiB at most: more than any device's L2
+ * many times over, and an allocation that still fits on the device). */
+static int opt_flush_mib(const zlb_cli_option_t *opt, const char *name, const char *v,
+                         void *ptr) {
+  long n;
+  (void)opt;
+  if (zlb_cli_long_in(name, v, 1, 65536, "a size in MiB, 1..65536", &n))
+    return -1;
+  *(size_t *)ptr = (size_t)n << 20;
+  return 0;
+}
+
 /* Calls per queue batch: at most what a launch queue holds (timing.h). */
 static int opt_queue_launches(const zlb_cli_option_t *opt, const char *name, const char *v,
                               void *ptr) {
@@ -351,6 +363,11 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "another capture deny list instead of assets/capture_deny.yaml"),
         PASS(FLAG, "--no-flush", NULL, &o->no_flush, NULL,
              "do not flush the L2 cache before direct samples"),
+        PASS(CALLBACK, "--flush-mib", "N", &o->timing.flush_bytes, opt_flush_mib,
+             "the L2 flush's size in MiB, for every timer that flushes: the direct\n"
+             "and trace timers (default the backend's, 256 MiB on CUDA) and the\n"
+             "graph and queue timers with --l2 cold (default twice the L2); at\n"
+             "least the device's L2"),
         PASS(CALLBACK, "--autotune", "on|off", x, opt_autotune,
              "let candidates pick a launch configuration per shape\n"
              "(env ZL_AUTOTUNE; default off)"),

@@ -392,7 +392,9 @@ static int run_op(const zlb_ab_opts_t *o, ab_shared_t *sh, const zlb_op_entry_t 
   /* --l2 cold: the graph and queue timers' own flush buffer, as in run.c. */
   if (r.timing.l2_cold && (r.timer == ZLB_TIMER_GRAPH || r.timer == ZLB_TIMER_QUEUE)) {
     if (!sh->l2flush.buf &&
-        (rc = zlb_flush_init(&sh->l2flush, r.b, zlb__l2_cold_bytes(r.b->desc, &r.b->info), err)))
+        (rc = zlb_flush_init(&sh->l2flush, r.b,
+                             zlb__l2_cold_bytes(o->run.timing.flush_bytes, r.b->desc, &r.b->info),
+                             err)))
       goto out;
     r.timing.l2_flush = &sh->l2flush;
   }
@@ -503,6 +505,7 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
         goto out;
   if ((rc = zlb_backend_open_name(o->run.backend, &sh.b, err)) ||
       (rc = zlb_backend_select_device(sh.b, o->run.device, err)) ||
+      (rc = zlb__resolve_flush(&o->run, sh.b->desc, &sh.b->info, err)) ||
       (rc = load_a(o, &sa, sh.b->desc->name, err)))
     goto out;
   if (o->lib_b) {
@@ -573,11 +576,7 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
     rc = zlb_error_set(err, ZLB_EIO, "cannot write '%s'", p.buf);
     goto out;
   }
-  sh.flush_bytes = o->run.timing.flush_bytes;
-  if (!o->run.no_flush && !sh.flush_bytes && (sh.b->desc->caps & ZLB_CAP_L2_FLUSH))
-    sh.flush_bytes = sh.b->desc->flush_bytes;
-  if (o->run.no_flush)
-    sh.flush_bytes = 0;
+  sh.flush_bytes = zlb__direct_flush_bytes(&o->run, sh.b->desc);
   if ((rc = sh.b->v->stream_create(sh.b, &sh.stream, err)) ||
       (rc = zlb_flush_init(&sh.flush, sh.b, sh.flush_bytes, err)))
     goto out;

@@ -102,7 +102,40 @@ int zlb__resolve_l2(const zlb_run_opts_t *o, zlb_error_t *err) {
   return 0;
 }
 
-size_t zlb__l2_cold_bytes(const zlb_backend_desc_t *d, const zlb_device_info_t *info) {
+int zlb__resolve_flush(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
+                       const zlb_device_info_t *info, zlb_error_t *err) {
+  size_t want = o->timing.flush_bytes;
+  if (!want)
+    return 0;
+  if (o->no_flush)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--flush-mib sizes the L2 flush, and --no-flush asks for no flush: give "
+                         "one of them");
+  if (!(d->caps & ZLB_CAP_L2_FLUSH) && !o->timing.l2_cold)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "backend '%s' flushes no L2 before its samples (no capability "
+                         "'l2_flush') and --l2 cold is not given: --flush-mib has no flush to size",
+                         d->name);
+  /* A flush smaller than the L2 leaves part of the call's data in it: a
+   * cold timing that is partly warm, with nothing in the row to say so. */
+  if (info && info->l2_bytes && want < info->l2_bytes)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--flush-mib %zu is smaller than the device's L2 (%zu bytes): such a "
+                         "flush does not evict it; give at least %zu",
+                         want >> 20, info->l2_bytes, (info->l2_bytes + (1u << 20) - 1) >> 20);
+  return 0;
+}
+
+size_t zlb__direct_flush_bytes(const zlb_run_opts_t *o, const zlb_backend_desc_t *d) {
+  if (o->no_flush || !(d->caps & ZLB_CAP_L2_FLUSH))
+    return 0;
+  return o->timing.flush_bytes ? o->timing.flush_bytes : d->flush_bytes;
+}
+
+size_t zlb__l2_cold_bytes(size_t given, const zlb_backend_desc_t *d,
+                          const zlb_device_info_t *info) {
+  if (given)
+    return given;
   /* Twice the L2 evicts it whatever its replacement policy; no larger,
    * since the subtracted flush's noise grows with its time. */
   if (info && info->l2_bytes)

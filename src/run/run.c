@@ -264,16 +264,13 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
     goto out;
   }
   r.timing = o->timing;
-  if (!o->no_flush && !r.timing.flush_bytes && (r.b->desc->caps & ZLB_CAP_L2_FLUSH))
-    r.timing.flush_bytes = r.b->desc->flush_bytes;
-  if (o->no_flush)
-    r.timing.flush_bytes = 0;
+  r.timing.flush_bytes = zlb__direct_flush_bytes(o, r.b->desc);
   if ((rc = zlb__resolve_timer(o, r.b->desc, &r.timer, err)) ||
       (r.timer == ZLB_TIMER_TRACE && (rc = trace_ready(r.b, "--timer trace", err))) ||
       /* --queue-calibrate: the queue timer runs, and the backend has what
        * calibrating takes, before any case runs. */
       (rc = zlb__resolve_calibration(o, r.b->desc, r.timer, err)) ||
-      (rc = zlb__resolve_l2(o, err)) ||
+      (rc = zlb__resolve_l2(o, err)) || (rc = zlb__resolve_flush(o, r.b->desc, &r.b->info, err)) ||
       (r.timing.queue_calibrate && (rc = trace_ready(r.b, "queue calibration", err))))
     goto out;
   if ((rc = open_outputs(&r, err)))
@@ -283,7 +280,9 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
     goto out;
   /* --l2 cold: the graph and queue timers' own flush buffer. */
   if (r.timing.l2_cold && (r.timer == ZLB_TIMER_GRAPH || r.timer == ZLB_TIMER_QUEUE)) {
-    if ((rc = zlb_flush_init(&r.l2flush, r.b, zlb__l2_cold_bytes(r.b->desc, &r.b->info), err)))
+    if ((rc = zlb_flush_init(&r.l2flush, r.b,
+                                 zlb__l2_cold_bytes(o->timing.flush_bytes, r.b->desc, &r.b->info),
+                                 err)))
       goto out;
     r.timing.l2_flush = &r.l2flush;
   }

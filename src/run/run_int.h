@@ -173,10 +173,22 @@ int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *
 /* --l2 cold: refused with --no-flush (it asks for no flush) and with
  * --queue-calibrate (both subtract the batch's fixed cost); usage errors. */
 int zlb__resolve_l2(const zlb_run_opts_t *o, zlb_error_t *err);
-/* The cold graph and queue timers' flush buffer: twice the device's L2
- * where it is known, else the backend's direct flush size, else this. */
+/* --flush-mib (o->timing.flush_bytes): refused with --no-flush, where
+ * there is no flush to size (no direct flush on the backend, no --l2
+ * cold), and below the device's L2 where `info` knows it (NULL: not
+ * checked); usage errors. */
+int zlb__resolve_flush(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
+                       const zlb_device_info_t *info, zlb_error_t *err);
+/* The direct and trace timers' flush before each sample: none with
+ * --no-flush or on a backend without capability l2_flush, else
+ * --flush-mib's size, else the backend's (256 MiB on CUDA). */
+size_t zlb__direct_flush_bytes(const zlb_run_opts_t *o, const zlb_backend_desc_t *d);
+/* The cold graph and queue timers' flush buffer: `given` (--flush-mib)
+ * when not 0, else twice the device's L2 where it is known, else the
+ * backend's direct flush size, else this. */
 #define ZLB__L2_COLD_FALLBACK_BYTES ((size_t)1 << 20)
-size_t zlb__l2_cold_bytes(const zlb_backend_desc_t *d, const zlb_device_info_t *info);
+size_t zlb__l2_cold_bytes(size_t given, const zlb_backend_desc_t *d,
+                          const zlb_device_info_t *info);
 
 /* case.c: the host buffers */
 /** A host buffer of at least n bytes in a slot, kept for later cases. */

@@ -141,4 +141,46 @@ expect_rc 2 R good_copy --backend test --timer graph --l2 cold --no-flush --out 
 expect_in "$TMP/err" "--no-flush"
 expect_rc 2 "$ZLBENCH" plan good_copy --backend test --lib "$TESTOPS" --l2 cold --no-flush
 expect_in "$TMP/err" "--l2 cold"
+
+# --flush-mib sizes every flush: the cold timers' buffer (rows say its
+# size), and the direct timer's (the identity says it; the host backend
+# has one). Without it the cold buffer is twice the L2 (8 KiB here).
+expect_rc 0 R good_copy --backend test --timer graph --l2 cold --flush-mib 3 --out "$TMP/fm1" \
+  --json "$TMP/fm1.json"
+python3 - "$TMP/fm1.json" 3145728 <<'PY' || fail "--flush-mib 3 did not size the cold flush"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows
+for r in rows:
+    for side in ("baseline", "candidate"):
+        assert r[side]["l2_flush_bytes"] == int(sys.argv[2]), r[side]["l2_flush_bytes"]
+PY
+python3 - "$TMP/graph.json" 8192 <<'PY' || fail "the default cold flush is not twice the L2"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows and all(r["candidate"]["l2_flush_bytes"] == int(sys.argv[2]) for r in rows)
+PY
+printf 'add:\n  shapes: [[1024]]\n' >"$TMP/host.yaml"
+expect_rc 0 "$ZLBENCH" run add --backend host --timer direct --flush-mib 16 --dtypes float32 \
+  --shape-file "$TMP/host.yaml" --out "$TMP/fm2" $QUICK
+grep -q '"flush_bytes": 16777216' "$TMP/fm2/run_identity.json" ||
+  fail "--flush-mib 16 did not size the direct timer's flush: $(grep flush "$TMP/fm2/run_identity.json")"
+# Refused: 0, a size below the L2, with --no-flush, nothing to size (the
+# test backend has no direct flush and no --l2 cold is given).
+expect_rc 2 R good_copy --backend test --timer graph --l2 cold --flush-mib 0 --out "$TMP/x5"
+expect_in "$TMP/err" "invalid value '0' for --flush-mib"
+ZL_TEST_L2_BYTES=2097153 expect_rc 2 R good_copy --backend test --timer graph --l2 cold \
+  --flush-mib 2 --out "$TMP/x6"
+expect_in "$TMP/err" "--flush-mib 2 is smaller than the device's L2 (2097153 bytes)"
+expect_in "$TMP/err" "give at least 3"
+expect_rc 2 R good_copy --backend test --timer graph --l2 warm --flush-mib 4 --no-flush --out "$TMP/x7"
+expect_in "$TMP/err" "--no-flush asks for no flush"
+expect_rc 2 R good_copy --backend test --timer graph --flush-mib 4 --out "$TMP/x8"
+expect_in "$TMP/err" "--flush-mib has no flush to size"
+[ ! -e "$TMP/x6/run.log" ] || fail "a refused --flush-mib left a run log"
+# zlbench ab refuses it before it writes anything.
+expect_rc 2 "$ZLBENCH" ab good_copy --self --backend test --lib "$TESTOPS" --flush-mib 4 \
+  --out "$TMP/x9"
+expect_in "$TMP/err" "--flush-mib has no flush to size"
+[ ! -e "$TMP/x9/ab.log" ] || fail "a refused --flush-mib left ab.log"
 exit 0
