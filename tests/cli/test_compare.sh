@@ -1,5 +1,5 @@
 # zlbench compare on the test backend: two batches of the steady operators,
-# the second with steady_b's candidate 10 % slower (ZL_TEST_SLOWDOWN): exactly
+# the second with steady_b's candidate 25 % slower (ZL_TEST_SLOWDOWN): exactly
 # steady_b is slower and the exit code is 1; the others are never slower
 # or faster; a third batch with another autotune mode is refused.
 . "$(dirname "$0")/lib.sh"
@@ -14,7 +14,12 @@ batch() { # OUT [extra args]
     { cat "$TMP/batch.out" >&2; fail "batch $out"; }
 }
 batch "$TMP/A"
-ZL_TEST_SLOWDOWN=steady_b:1.10 batch "$TMP/B"
+# 25 %, not less: a loaded machine widens the samples' spread, and a
+# change within the spread is rightly "noisy", not "slower" (docs/compare.md,
+# rule 3). At 10 % one steady_b row of a make test once was not "slower"
+# (its verdict was not kept; 0 of 60 loops under load reproduced it). The
+# verdict rules themselves are unit-tested on fixed samples (test_compare.c).
+ZL_TEST_SLOWDOWN=steady_b:1.25 batch "$TMP/B"
 [ -s "$TMP/A/ops/steady_a/results.json" ] || fail "no results.json beside run.log"
 
 expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B"
@@ -34,9 +39,9 @@ expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --format csv --out "$TMP/c.csv"
 expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --format json --out "$TMP/c.json"
 "$ZLB_JSON_TYPES" "$TMP/c.json" >"$TMP/types" || fail "compare JSON does not parse"
 grep -q '"slower": 2' "$TMP/c.json" || fail "JSON counts"
-# --fail-on never: same verdicts, exit 0; a higher threshold hides 10 %.
+# --fail-on never: same verdicts, exit 0; a higher threshold hides 25 %.
 expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --fail-on never
-expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --threshold 20
+expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --threshold 40
 expect_not_in "$TMP/out" "slower  "
 # The report with verdicts exits as compare does, and writes the file.
 expect_rc 1 "$ZLBENCH" report "$TMP/B" --compare "$TMP/A"
