@@ -25,7 +25,7 @@ ZL_TEST_SLOWDOWN=steady_b:1.25 batch "$TMP/B"
 expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B"
 cp "$TMP/out" "$TMP/text"
 n_slow=$(grep -c '^slower  steady_b ' "$TMP/text")
-[ "$n_slow" = 2 ] || fail "expected both steady_b rows slower, got $n_slow"
+[ "$n_slow" = 2 ] || { grep -F steady_b "$TMP/text" >&2; fail "expected both steady_b rows slower, got $n_slow"; }
 grep -E '^(slower|faster) ' "$TMP/text" | grep -v ' steady_b ' && fail "another operator came out slower or faster"
 expect_in "$TMP/text" "6 compared: 2 slower, 0 faster"
 # Regressions first.
