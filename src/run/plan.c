@@ -78,6 +78,22 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
                     (d->caps & ZLB_CAP_L2_FLUSH) && !o->no_flush
                         ? "cold (this timer flushes the L2 before each sample)"
                         : "warm (no flush)");
+  /* The flush's size, where one is flushed: --flush-mib's, else the
+   * default each timer takes (the cold timers' depends on the device's
+   * L2, which the plan knows only from an opened device). */
+  if (t == ZLB_TIMER_GRAPH || t == ZLB_TIMER_QUEUE) {
+    if (o->timing.l2_cold && o->timing.flush_bytes)
+      zlb_strbuf_addf(out, "flush:        %zu bytes (--flush-mib)\n", o->timing.flush_bytes);
+    else if (o->timing.l2_cold && b && b->info.l2_bytes)
+      zlb_strbuf_addf(out, "flush:        %zu bytes (twice the device's L2)\n",
+                      zlb__l2_cold_bytes(0, d, &b->info));
+    else if (o->timing.l2_cold)
+      zlb_strbuf_addf(out, "flush:        twice the device's L2 (read when the run opens the "
+                           "device; --flush-mib sets it)\n");
+  } else if (zlb__direct_flush_bytes(o, d)) {
+    zlb_strbuf_addf(out, "flush:        %zu bytes (%s)\n", zlb__direct_flush_bytes(o, d),
+                    o->timing.flush_bytes ? "--flush-mib" : "the backend's");
+  }
 
   if (o->op) {
     zlb_error_t be = ZLB_ERROR_INIT;

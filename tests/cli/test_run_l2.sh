@@ -169,6 +169,11 @@ expect_rc 0 "$ZLBENCH" run add --backend host --timer direct --flush-mib 16 --dt
   --shape-file "$TMP/host.yaml" --out "$TMP/fm2" $QUICK
 grep -q '"flush_bytes": 16777216' "$TMP/fm2/run_identity.json" ||
   fail "--flush-mib 16 did not size the direct timer's flush: $(grep flush "$TMP/fm2/run_identity.json")"
+# zlbench plan says the size: --flush-mib's, or the backend's direct one.
+expect_rc 0 "$ZLBENCH" plan good_copy --backend test --lib "$TESTOPS" --l2 cold --flush-mib 2
+expect_in "$TMP/out" "flush:        2097152 bytes (--flush-mib)"
+expect_rc 0 "$ZLBENCH" plan add --backend host
+expect_in "$TMP/out" "flush:        8388608 bytes (the backend's)"
 # Refused: 0, a size below the L2, with --no-flush, nothing to size (the
 # test backend has no direct flush and no --l2 cold is given).
 expect_rc 2 R good_copy --backend test --timer graph --l2 cold --flush-mib 0 --out "$TMP/x5"
