@@ -27,7 +27,10 @@ typedef struct zlb_run_opts {
   const char *shape_file;    /* NULL: assets/shapes.yaml (shapes_host.yaml on host) */
   int level;                 /* 0 core, 1 comprehensive */
   zlb_timer_kind_t timer;
-  zlb_timing_opts_t timing;  /* flush_bytes 0 here means: the backend's default */
+  zlb_timing_opts_t timing;  /* flush_bytes (--flush-mib): 0 the defaults (the backend's
+                              * direct flush, twice the L2 for --l2 cold); else the size of
+                              * every flush, refused below the device's L2, with no_flush,
+                              * or where nothing is flushed */
   int no_flush;              /* 1: no L2 flush in the direct timer */
   const zlb_strvec_t *deny_ops; /* --deny-capture names (may be NULL) */
   const char *deny_file;     /* NULL: assets/capture_deny.yaml */

@@ -69,13 +69,14 @@ static int opt_ms(const zlb_cli_option_t *opt, const char *name, const char *v, 
   return set_ms(name, v, ptr);
 }
 
-/* The L2 flush's size in MiB (64 GiB at most: more than any device's L2
- * many times over, and an allocation that still fits on the device). */
+/* The L2 flush's size in MiB: 16 GiB at most, hundreds of times any
+ * device's L2; a cold graph or queue run holds two such buffers (the
+ * direct timer's, for a refused capture's fallback, and its own). */
 static int opt_flush_mib(const zlb_cli_option_t *opt, const char *name, const char *v,
                          void *ptr) {
   long n;
   (void)opt;
-  if (zlb_cli_long_in(name, v, 1, 65536, "a size in MiB, 1..65536", &n))
+  if (zlb_cli_long_in(name, v, 1, 16384, "a size in MiB, 1..16384", &n))
     return -1;
   *(size_t *)ptr = (size_t)n << 20;
   return 0;
@@ -409,6 +410,19 @@ int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
   /* --verbose wins over ZL_VERBOSE, which is checked only without it. */
   if (!o->verbose && (v0 = getenv("ZL_VERBOSE")) && *v0 && set_onoff("ZL_VERBOSE", v0, &o->verbose))
     return -1;
+  /* Conflicts that need no device are refused here as well as where the
+   * run resolves its flush, so that `zlbench batch` refuses them once
+   * instead of handing them to every child. */
+  if (o->no_flush && o->timing.flush_bytes) {
+    zlb_cli_errorf("--flush-mib sizes the L2 flush, and --no-flush asks for no flush: give one of "
+                   "them");
+    return -1;
+  }
+  if (o->no_flush && o->timing.l2_cold) {
+    zlb_cli_errorf("--l2 cold flushes the L2 before every call, and --no-flush asks for no flush: "
+                   "give one of them");
+    return -1;
+  }
   o->deny_ops = &x->deny;
   o->libs = &x->libs;
   if (nc && *nc)

@@ -187,6 +187,13 @@ expect_in "$TMP/err" "--no-flush asks for no flush"
 expect_rc 2 R good_copy --backend test --timer graph --flush-mib 4 --out "$TMP/x8"
 expect_in "$TMP/err" "--flush-mib has no flush to size"
 [ ! -e "$TMP/x6/run.log" ] || fail "a refused --flush-mib left a run log"
+# zlbench batch refuses a conflict once, before any child or folder.
+expect_rc 2 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops good_copy --flush-mib 4 \
+  --no-flush --out "$TMP/x10"
+expect_in "$TMP/err" "--no-flush asks for no flush"
+[ ! -e "$TMP/x10" ] || fail "a refused batch made its output folder"
+expect_rc 2 R good_copy --backend test --timer graph --l2 cold --flush-mib 16385 --out "$TMP/x11"
+expect_in "$TMP/err" "1..16384"
 # zlbench ab refuses it before it writes anything.
 expect_rc 2 "$ZLBENCH" ab good_copy --self --backend test --lib "$TESTOPS" --flush-mib 4 \
   --out "$TMP/x9"
