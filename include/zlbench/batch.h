@@ -129,6 +129,8 @@ typedef struct zlb_batch_opts {
    * told (ZL_CHILDREN_PER_DEVICE) and its identity records it, a caliber
    * of its own. */
   int jobs_per_device;
+  size_t flush_bytes;           /* --flush-mib handed to the children (0: none): checked
+                                 * against every device's L2 before any child starts */
   int force;
   int shard_index, shard_count;
   char shard_source[64];

@@ -434,7 +434,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
   if (!o->list_only && ((rc = zlb_check_writable_dir(o->out_dir, err)) ||
                         (rc = lock_out_dir(o->out_dir, &lock_fd, err))))
     goto out;
-  if ((rc = zlb__discover_devices(&b, &ndev, err)))
+  if ((rc = zlb__discover_devices(&b, &ndev, err)) || (rc = zlb__check_flush(&b, err)))
     goto out;
   /* A grant the batch inherits (a scheduler's, or the user's): the
    * devices it sees are the grant's entries, in order. */

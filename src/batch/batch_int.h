@@ -218,6 +218,10 @@ int zlb__flaggems_parse_ops(const char *text, zlb__registered_t *reg, zlb_strvec
 void zlb__push_libs(const zlb_batch_opts_t *o, zlb_strvec_t *argv);
 /* Backend name and visible device count, from `zlbench devices --count`. */
 int zlb__discover_devices(zlb__batch_t *b, int *count, zlb_error_t *err);
+/* --flush-mib below a device's L2 (from `zlbench devices --json`): a usage
+ * error before any child, where every child would refuse it and every
+ * operator would end usage_error. 0 without --flush-mib. */
+int zlb__check_flush(zlb__batch_t *b, zlb_error_t *err);
 /* The operators registered for b->backend, from `zlbench inventory --registered`. */
 int zlb__discover_ops(zlb__batch_t *b, zlb__registered_t *reg, zlb_error_t *err);
 /* --ops, else the inventory less the dismissed; every name must be registered. */

@@ -1,6 +1,7 @@
 /* Discovery for the batch: helper children report the backend, its device
  * count and the registered operators (the parent never initialises a GPU
  * runtime); then the selection from --ops or inventory less dismissals. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -144,6 +145,47 @@ int zlb__discover_devices(zlb__batch_t *b, int *count, zlb_error_t *err) {
       rc = discover_visibility(b, err);
     }
   }
+  zlb_strvec_release(&argv);
+  zlb_strbuf_release(&out);
+  return rc;
+}
+
+int zlb__check_flush(zlb__batch_t *b, zlb_error_t *err) {
+  zlb_strvec_t argv = ZLB_STRVEC_INIT;
+  zlb_strbuf_t out = ZLB_STRBUF_INIT;
+  zlb_json_t *j = NULL;
+  const zlb_json_t *d, *devs;
+  size_t want = b->o->flush_bytes;
+  int rc;
+  if (!want)
+    return 0;
+  zlb_strvec_push(&argv, b->o->exe);
+  zlb_strvec_push(&argv, "devices");
+  zlb_strvec_push(&argv, "--backend");
+  zlb_strvec_push(&argv, b->backend);
+  zlb_strvec_push(&argv, "--json");
+  zlb__push_libs(b->o, &argv);
+  if ((rc = run_helper(b, &argv, &out, err)) ||
+      (rc = zlb_json_parse(out.buf, out.len, "zlbench devices --json", &j, err)))
+    goto out;
+  d = j->kind == ZLB_JSON_ARRAY && j->n == 1 ? j->items[0] : NULL;
+  devs = d && d->kind == ZLB_JSON_OBJECT ? zlb_json_get(d, "devices") : NULL;
+  for (size_t i = 0; devs && devs->kind == ZLB_JSON_ARRAY && i < devs->n; i++) {
+    const zlb_json_t *dev = devs->items[i];
+    double l2 = dev->kind == ZLB_JSON_OBJECT ? zlb_json_get_number(dev, "l2_bytes", 0) : 0;
+    /* What the helper says is checked: a size, not a NaN or a petabyte. */
+    if (!(l2 > 0 && l2 <= 1e12))
+      continue;
+    if ((double)want < l2) {
+      rc = zlb_error_set(err, ZLB_EINVAL,
+                         "--flush-mib %zu is smaller than the L2 of device %zu of backend '%s' "
+                         "(%.0f bytes): such a flush does not evict it; give at least %.0f",
+                         want >> 20, i, b->backend, l2, ceil(l2 / (1 << 20)));
+      goto out;
+    }
+  }
+out:
+  zlb_json_free(j);
   zlb_strvec_release(&argv);
   zlb_strbuf_release(&out);
   return rc;

@@ -358,6 +358,7 @@ int zlb_cmd_batch(int argc, char **argv) {
   if (check_input_files(&ro, o.flaggems_dir || (o.provider && !strcmp(o.provider, "flaggems"))))
     goto usage_error;
   o.backend = ro.backend;
+  o.flush_bytes = ro.timing.flush_bytes;
   if (ro.dtypes) {
     for (int d = 0; d < ZLB_DT_COUNT; d++)
       if (ro.dtypes & ZLB_DT_BIT(d))

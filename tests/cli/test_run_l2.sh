@@ -192,6 +192,12 @@ expect_rc 2 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops good_copy --f
   --no-flush --out "$TMP/x10"
 expect_in "$TMP/err" "--no-flush asks for no flush"
 [ ! -e "$TMP/x10" ] || fail "a refused batch made its output folder"
+# ... and a size below a device's L2 (which every child would refuse,
+# leaving every operator usage_error).
+ZL_TEST_L2_BYTES=2097153 expect_rc 2 "$ZLBENCH" batch --backend test --lib "$TESTOPS" \
+  --ops good_copy --l2 cold --flush-mib 2 --out "$TMP/x12"
+expect_in "$TMP/err" "--flush-mib 2 is smaller than the L2 of device 0 of backend 'test' (2097153 bytes)"
+[ ! -e "$TMP/x12" ] || fail "a batch refused for its flush size made its output folder"
 expect_rc 2 R good_copy --backend test --timer graph --l2 cold --flush-mib 16385 --out "$TMP/x11"
 expect_in "$TMP/err" "1..16384"
 # zlbench ab refuses it before it writes anything.
