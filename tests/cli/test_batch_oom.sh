@@ -115,6 +115,39 @@ expect_rc 0 oombatch "$OUT" good_copy,oom_beside,good_scale 2
 check "$OUT" oom_beside ok 1
 check "$OUT" good_scale ok 1
 
+# A level-2 chain deferred behind a rerun alone keeps its progress when
+# the batch stops: dtype_exit's all-dtypes child fails at bfloat16 while
+# oom_beside waits to rerun alone and good_scale (held) keeps the device
+# busy; its first per-dtype child waits, and SIGINT comes.
+mkdir -p "$TMP/s8" && export ZL_TEST_STATE_DIR="$TMP/s8"
+touch "$TMP/s8/hold_good_copy" "$TMP/s8/hold_good_scale" "$TMP/s8/hold_dtype_exit"
+OUT="$TMP/o8"
+timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
+  --ops good_copy,oom_beside,good_scale,dtype_exit --jobs-per-device 4 --retries 0 --timeout 60 \
+  --shape-file "$SH" --out "$OUT" $QUICK >"$TMP/o8.out" 2>&1 &
+bpid=$!
+for _ in $(seq 600); do
+  [ -f "$TMP/s8/held_good_scale" ] && [ -f "$TMP/s8/held_dtype_exit" ] &&
+    grep -qF "again, alone on it" "$TMP/o8.out" && break
+  sleep 0.1
+done
+[ -f "$TMP/s8/held_dtype_exit" ] || { kill -TERM "$(batch_pid)"; fail "dtype_exit never started"; }
+rm -f "$TMP/s8/hold_dtype_exit"
+# Its all-dtypes child ends (bfloat16 exits); no per-dtype child follows.
+for _ in $(seq 300); do
+  [ -z "$(run_children dtype_exit)" ] && break
+  sleep 0.1
+done
+sleep 0.5
+[ -z "$(run_children dtype_exit)" ] || { kill -TERM "$(batch_pid)"; fail "a dtype_exit child ran beside the waiting rerun"; }
+kill -INT "$(batch_pid)"
+wait "$bpid"
+rc=$?
+[ "$rc" = 130 ] || { cat "$TMP/o8.out" >&2; fail "the interrupted batch exited $rc, expected 130"; }
+grep -Eq '^ +device 0 +dtype_exit +not finished \(operator [0-9.]+s, level 2\): it waited for a rerun alone; a resume goes on from [a-z0-9]+$' \
+  "$TMP/o8.out" || { cat "$TMP/o8.out" >&2; fail "the deferred level-2 chain is not named with where it resumes"; }
+[ -f "$OUT/ops/dtype_exit/.progress" ] || fail "the deferred level-2 chain kept no progress"
+
 # One child per device: nothing shared it, nothing is rerun.
 mkdir -p "$TMP/s3" && export ZL_TEST_STATE_DIR="$TMP/s3"
 expect_rc 1 oombatch "$TMP/o3" good_copy,oom_always 1
