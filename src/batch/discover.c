@@ -59,15 +59,16 @@ static int env_name_ok(const char *s, size_t cap) {
   return 1;
 }
 
-/* The visibility keys of b->backend, from `zlbench devices --backend NAME
- * --json` (visibility_env, also_env). What the child says is checked: the
- * names become environment assignments of every child. */
-static int discover_visibility(zlb__batch_t *b, zlb_error_t *err) {
+/* `zlbench devices --backend NAME --json` for b->backend: the parsed
+ * document in *doc (the caller frees it) and its one backend's object in
+ * *backend; an error when it describes anything else. */
+static int describe_backend(zlb__batch_t *b, zlb_json_t **doc, const zlb_json_t **backend,
+                            zlb_error_t *err) {
   zlb_strvec_t argv = ZLB_STRVEC_INIT;
   zlb_strbuf_t out = ZLB_STRBUF_INIT;
-  zlb_json_t *j = NULL;
-  const zlb_json_t *d, *v, *also;
+  const zlb_json_t *d;
   int rc;
+  *doc = NULL;
   zlb_strvec_push(&argv, b->o->exe);
   zlb_strvec_push(&argv, "devices");
   zlb_strvec_push(&argv, "--backend");
@@ -75,15 +76,31 @@ static int discover_visibility(zlb__batch_t *b, zlb_error_t *err) {
   zlb_strvec_push(&argv, "--json");
   zlb__push_libs(b->o, &argv);
   if ((rc = run_helper(b, &argv, &out, err)) ||
-      (rc = zlb_json_parse(out.buf, out.len, "zlbench devices --json", &j, err)))
+      (rc = zlb_json_parse(out.buf, out.len, "zlbench devices --json", doc, err)))
     goto out;
-  d = j->kind == ZLB_JSON_ARRAY && j->n == 1 ? j->items[0] : NULL;
+  d = (*doc)->kind == ZLB_JSON_ARRAY && (*doc)->n == 1 ? (*doc)->items[0] : NULL;
   if (!d || d->kind != ZLB_JSON_OBJECT) {
     rc = zlb_error_set(err, ZLB_EUNAVAIL,
                        "'zlbench devices --backend %s --json' did not describe one backend",
                        b->backend);
     goto out;
   }
+  *backend = d;
+out:
+  zlb_strvec_release(&argv);
+  zlb_strbuf_release(&out);
+  return rc;
+}
+
+/* The visibility keys of b->backend, from `zlbench devices --backend NAME
+ * --json` (visibility_env, also_env). What the child says is checked: the
+ * names become environment assignments of every child. */
+static int discover_visibility(zlb__batch_t *b, zlb_error_t *err) {
+  zlb_json_t *j = NULL;
+  const zlb_json_t *d, *v, *also;
+  int rc;
+  if ((rc = describe_backend(b, &j, &d, err)))
+    goto out;
   v = zlb_json_get(d, "visibility_env");
   if (v && v->kind == ZLB_JSON_STRING) {
     if (!env_name_ok(v->string, sizeof(b->vis_env))) {
@@ -109,8 +126,6 @@ static int discover_visibility(zlb__batch_t *b, zlb_error_t *err) {
   }
 out:
   zlb_json_free(j);
-  zlb_strvec_release(&argv);
-  zlb_strbuf_release(&out);
   return rc;
 }
 
@@ -151,25 +166,15 @@ int zlb__discover_devices(zlb__batch_t *b, int *count, zlb_error_t *err) {
 }
 
 int zlb__check_flush(zlb__batch_t *b, zlb_error_t *err) {
-  zlb_strvec_t argv = ZLB_STRVEC_INIT;
-  zlb_strbuf_t out = ZLB_STRBUF_INIT;
   zlb_json_t *j = NULL;
   const zlb_json_t *d, *devs;
   size_t want = b->o->flush_bytes;
   int rc;
   if (!want)
     return 0;
-  zlb_strvec_push(&argv, b->o->exe);
-  zlb_strvec_push(&argv, "devices");
-  zlb_strvec_push(&argv, "--backend");
-  zlb_strvec_push(&argv, b->backend);
-  zlb_strvec_push(&argv, "--json");
-  zlb__push_libs(b->o, &argv);
-  if ((rc = run_helper(b, &argv, &out, err)) ||
-      (rc = zlb_json_parse(out.buf, out.len, "zlbench devices --json", &j, err)))
+  if ((rc = describe_backend(b, &j, &d, err)))
     goto out;
-  d = j->kind == ZLB_JSON_ARRAY && j->n == 1 ? j->items[0] : NULL;
-  devs = d && d->kind == ZLB_JSON_OBJECT ? zlb_json_get(d, "devices") : NULL;
+  devs = zlb_json_get(d, "devices");
   for (size_t i = 0; devs && devs->kind == ZLB_JSON_ARRAY && i < devs->n; i++) {
     const zlb_json_t *dev = devs->items[i];
     double l2 = dev->kind == ZLB_JSON_OBJECT ? zlb_json_get_number(dev, "l2_bytes", 0) : 0;
@@ -186,8 +191,6 @@ int zlb__check_flush(zlb__batch_t *b, zlb_error_t *err) {
   }
 out:
   zlb_json_free(j);
-  zlb_strvec_release(&argv);
-  zlb_strbuf_release(&out);
   return rc;
 }
 
