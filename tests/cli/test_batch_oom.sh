@@ -11,6 +11,28 @@ oombatch() {
     --jobs-per-device "$3" --retries 0 --timeout 60 --dtypes float32 --shape-file "$SH" \
     --out "$1" $QUICK
 }
+# wait_until TRIES CMD...: CMD polled every 0.1 s until it succeeds, at
+# most TRIES times; fails (status 1) when it never did.
+wait_until() {
+  local n=$1
+  shift
+  for _ in $(seq "$n"); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# held_and_rerun STATE OP LOG: OP's child is held in STATE and LOG says a
+# child will run again alone.
+held_and_rerun() { [ -f "$1/held_$2" ] && grep -qF "again, alone on it" "$3" 2>/dev/null; }
+# interrupt LOG: SIGINT to the batch writing into $OUT (started in the
+# background as $bpid); it must exit 130.
+interrupt() {
+  kill -INT "$(batch_pid)"
+  wait "$bpid"
+  local rc=$?
+  [ "$rc" = 130 ] || { cat "$1" >&2; fail "the interrupted batch exited $rc, expected 130"; }
+}
 check() { # dir op status attempts
   st=$(csv_field "$1/ops_status.csv" "$2" status)
   at=$(csv_field "$1/ops_status.csv" "$2" attempts)
@@ -75,10 +97,7 @@ timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
   --ops flaky,good_copy,oom_beside --jobs-per-device 3 --retries 1 --timeout 60 \
   --dtypes float32 --shape-file "$SH" --out "$TMP/o5" $QUICK >"$TMP/o5.out" 2>&1 &
 bpid=$!
-for _ in $(seq 600); do
-  [ -f "$TMP/s5/held_flaky" ] && grep -qF "again, alone on it" "$TMP/o5.out" 2>/dev/null && break
-  sleep 0.1
-done
+wait_until 600 held_and_rerun "$TMP/s5" flaky "$TMP/o5.out"
 expect_in "$TMP/o5.out" "again, alone on it"
 [ -f "$TMP/s5/held_flaky" ] || fail "flaky's first child never ran beside oom_beside"
 rm -f "$TMP/s5/hold_flaky"
@@ -98,15 +117,9 @@ touch "$TMP/s7/hold_good_copy" "$TMP/s7/hold_good_scale"
 OUT="$TMP/o7"
 oombatch "$OUT" good_copy,oom_beside,good_scale 2 >"$TMP/o7.out" 2>&1 &
 bpid=$!
-for _ in $(seq 600); do
-  [ -f "$TMP/s7/held_good_scale" ] && grep -qF "again, alone on it" "$TMP/o7.out" && break
-  sleep 0.1
-done
+wait_until 600 held_and_rerun "$TMP/s7" good_scale "$TMP/o7.out"
 [ -f "$TMP/s7/held_good_scale" ] || { kill -TERM "$(batch_pid)"; fail "good_scale never started"; }
-kill -INT "$(batch_pid)"
-wait "$bpid"
-rc=$?
-[ "$rc" = 130 ] || { cat "$TMP/o7.out" >&2; fail "the interrupted batch exited $rc, expected 130"; }
+interrupt "$TMP/o7.out"
 grep -Eq '^ +device 0 +oom_beside +not finished \(operator [0-9.]+s\): it waited to run again alone on its device \(out of memory beside other children\); a resume starts it again$' \
   "$TMP/o7.out" || { cat "$TMP/o7.out" >&2; fail "the operator waiting to rerun alone is not named"; }
 expect_not_in "$OUT/ops_status.csv" "oom_beside,"
@@ -126,24 +139,16 @@ timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
   --ops good_copy,oom_beside,good_scale,dtype_exit --jobs-per-device 4 --retries 0 --timeout 60 \
   --shape-file "$SH" --out "$OUT" $QUICK >"$TMP/o8.out" 2>&1 &
 bpid=$!
-for _ in $(seq 600); do
-  [ -f "$TMP/s8/held_good_scale" ] && [ -f "$TMP/s8/held_dtype_exit" ] &&
-    grep -qF "again, alone on it" "$TMP/o8.out" && break
-  sleep 0.1
-done
+wait_until 600 held_and_rerun "$TMP/s8" good_scale "$TMP/o8.out"
+wait_until 600 test -f "$TMP/s8/held_dtype_exit"
 [ -f "$TMP/s8/held_dtype_exit" ] || { kill -TERM "$(batch_pid)"; fail "dtype_exit never started"; }
 rm -f "$TMP/s8/hold_dtype_exit"
 # Its all-dtypes child ends (bfloat16 exits); no per-dtype child follows.
-for _ in $(seq 300); do
-  [ -z "$(run_children dtype_exit)" ] && break
-  sleep 0.1
-done
+no_dtype_exit_child() { [ -z "$(run_children dtype_exit)" ]; }
+wait_until 300 no_dtype_exit_child
 sleep 0.5
-[ -z "$(run_children dtype_exit)" ] || { kill -TERM "$(batch_pid)"; fail "a dtype_exit child ran beside the waiting rerun"; }
-kill -INT "$(batch_pid)"
-wait "$bpid"
-rc=$?
-[ "$rc" = 130 ] || { cat "$TMP/o8.out" >&2; fail "the interrupted batch exited $rc, expected 130"; }
+no_dtype_exit_child || { kill -TERM "$(batch_pid)"; fail "a dtype_exit child ran beside the waiting rerun"; }
+interrupt "$TMP/o8.out"
 grep -Eq '^ +device 0 +dtype_exit +not finished \(operator [0-9.]+s, level 2\): it waited for a rerun alone; a resume goes on from [a-z0-9]+$' \
   "$TMP/o8.out" || { cat "$TMP/o8.out" >&2; fail "the deferred level-2 chain is not named with where it resumes"; }
 [ -f "$OUT/ops/dtype_exit/.progress" ] || fail "the deferred level-2 chain kept no progress"
