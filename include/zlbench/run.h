@@ -77,6 +77,14 @@ typedef struct zlb_run_result {
 int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err);
 
 /**
+ * The flush options' conflicts that need no device: --no-flush with
+ * --flush-mib or with --l2 cold (ZLB_EINVAL naming both). zlb_run and
+ * zlb_run_plan check them too; a caller that hands the options to other
+ * processes (zlbench batch) checks them once here.
+ */
+int zlb_run_check_flush(const zlb_run_opts_t *o, zlb_error_t *err);
+
+/**
  * Describe, without running anything, the plan `zlbench plan` prints: the
  * backend's capabilities, the timer they produce, and the stages.
  */

@@ -410,18 +410,14 @@ int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
   /* --verbose wins over ZL_VERBOSE, which is checked only without it. */
   if (!o->verbose && (v0 = getenv("ZL_VERBOSE")) && *v0 && set_onoff("ZL_VERBOSE", v0, &o->verbose))
     return -1;
-  /* Conflicts that need no device are refused here as well as where the
-   * run resolves its flush, so that `zlbench batch` refuses them once
-   * instead of handing them to every child. */
-  if (o->no_flush && o->timing.flush_bytes) {
-    zlb_cli_errorf("--flush-mib sizes the L2 flush, and --no-flush asks for no flush: give one of "
-                   "them");
-    return -1;
-  }
-  if (o->no_flush && o->timing.l2_cold) {
-    zlb_cli_errorf("--l2 cold flushes the L2 before every call, and --no-flush asks for no flush: "
-                   "give one of them");
-    return -1;
+  /* Conflicts that need no device, refused here too so that `zlbench
+   * batch` refuses them once instead of handing them to every child. */
+  {
+    zlb_error_t e = ZLB_ERROR_INIT;
+    if (zlb_run_check_flush(o, &e)) {
+      zlb_cli_errorf("%s", e.msg);
+      return -1;
+    }
   }
   o->deny_ops = &x->deny;
   o->libs = &x->libs;

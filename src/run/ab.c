@@ -496,7 +496,7 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
     rc = zlb_error_set(err, ZLB_EINVAL, "no output folder given");
     goto out;
   }
-  if ((rc = zlb__resolve_l2(&o->run, err)))
+  if ((rc = zlb_run_check_flush(&o->run, err)))
     goto out;
   /* The libraries first: one of them may register the backend. */
   if (o->run.libs)

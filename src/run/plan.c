@@ -56,7 +56,7 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
     b = NULL;
   }
   if ((rc = zlb__resolve_timer(o, d, &t, err)) || (rc = zlb__resolve_calibration(o, d, t, err)) ||
-      (rc = zlb__resolve_l2(o, err)) ||
+      (rc = zlb_run_check_flush(o, err)) ||
       (rc = zlb__resolve_flush(o, d, b ? &b->info : NULL, err)))
     goto out;
   zlb_caps_format(d->caps, caps, sizeof(caps));

@@ -92,10 +92,14 @@ int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
   return 0;
 }
 
-int zlb__resolve_l2(const zlb_run_opts_t *o, zlb_error_t *err) {
-  if (!o->timing.l2_cold)
+int zlb_run_check_flush(const zlb_run_opts_t *o, zlb_error_t *err) {
+  if (!o->no_flush)
     return 0;
-  if (o->no_flush)
+  if (o->timing.flush_bytes)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--flush-mib sizes the L2 flush, and --no-flush asks for no flush: give "
+                         "one of them");
+  if (o->timing.l2_cold)
     return zlb_error_set(err, ZLB_EINVAL,
                          "--l2 cold flushes the L2 before every call, and --no-flush asks for "
                          "no flush: give one of them");
@@ -107,10 +111,6 @@ int zlb__resolve_flush(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
   size_t want = o->timing.flush_bytes;
   if (!want)
     return 0;
-  if (o->no_flush)
-    return zlb_error_set(err, ZLB_EINVAL,
-                         "--flush-mib sizes the L2 flush, and --no-flush asks for no flush: give "
-                         "one of them");
   if (!(d->caps & ZLB_CAP_L2_FLUSH) && !o->timing.l2_cold)
     return zlb_error_set(err, ZLB_EINVAL,
                          "backend '%s' flushes no L2 before its samples (no capability "

@@ -170,13 +170,10 @@ int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
 int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                              zlb_timer_kind_t t, zlb_error_t *err);
 
-/* --l2 cold: refused with --no-flush (it asks for no flush) and with
- * --queue-calibrate (both subtract the batch's fixed cost); usage errors. */
-int zlb__resolve_l2(const zlb_run_opts_t *o, zlb_error_t *err);
-/* --flush-mib (o->timing.flush_bytes): refused with --no-flush, where
- * there is no flush to size (no direct flush on the backend, no --l2
- * cold), and below the device's L2 where `info` knows it (NULL: not
- * checked); usage errors. */
+/* --flush-mib (o->timing.flush_bytes), after zlb_run_check_flush (its
+ * --no-flush conflict): refused where there is no flush to size (no
+ * direct flush on the backend, no --l2 cold) and below the device's L2
+ * where `info` knows it (NULL: not checked); usage errors. */
 int zlb__resolve_flush(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                        const zlb_device_info_t *info, zlb_error_t *err);
 /* The direct and trace timers' flush before each sample: none with
