@@ -499,6 +499,9 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     goto out;
 
   b.jobs = zlb_xcalloc(sel.n + 1, sizeof(zlb__job_t));
+  b.width = zlb_xcalloc(b.devices.n + 1, sizeof(zlb__width_t));
+  for (size_t d = 0; d <= b.devices.n; d++)
+    b.width[d].now = b.width[d].least = b.per_device;
   for (size_t i = 0; i < sel.n; i++) {
     zlb__job_t *j;
     long r = zlb_strvec_find(&reg.names, sel.v[i]);
@@ -615,7 +618,7 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
           zlb__launch_alone(&b, waiting);
         continue;
       }
-      if (busy >= b.per_device)
+      if (busy >= b.width[d].now)
         continue;
       /* The next children that waited for a rerun alone come first. */
       {
@@ -707,6 +710,7 @@ out:
   for (size_t i = 0; i < b.njobs; i++)
     free(b.jobs[i].l2);
   free(b.jobs);
+  free(b.width);
   free(b.prev);
   free(reg.dtypes);
   zlb_strvec_release(&reg.names);

@@ -97,9 +97,25 @@ typedef struct zlb__job {
    * child waits for such a rerun to end (queued, started by the
    * scheduler). */
   int shared, alone, alone_used, deferred;
+  /* The device's width epoch when its current child started (see
+   * zlb__width_t): an out-of-memory end narrows the device only where the
+   * child started at the width in force now. */
+  unsigned epoch;
   double t0;
   zlb__status_row_t row;
 } zlb__job_t;
+
+/* How many children a device takes at a time, adapted to its memory: an
+ * operator out of memory beside others halves it (down to 1), and every
+ * `width` children that end without running out of memory widen it by one
+ * again, up to --jobs-per-device. epoch counts the narrowings, so that
+ * children started before one (several run out together when the device
+ * fills) narrow it once, not once each. clean counts the ends since the
+ * width last changed; least is the narrowest it was. */
+typedef struct zlb__width {
+  int now, least, clean;
+  unsigned epoch;
+} zlb__width_t;
 
 typedef struct zlb__batch {
   const zlb_batch_opts_t *o;
@@ -130,6 +146,7 @@ typedef struct zlb__batch {
   zlb_strvec_t op_others;     /* flaggems: the other files holding its mark ("": none) */
   char python[1024];          /* flaggems: the interpreter, an absolute path */
   int per_device;             /* children at a time on one device (>= 1) */
+  zlb__width_t *width;        /* per device slot, as devices */
   /* Helper processes a provider keeps for the batch's length, one per
    * device slot (flaggems: fork servers), NULL when none. */
   struct zlb__server *servers;
@@ -247,7 +264,7 @@ void zlb__launch_alone(zlb__batch_t *b, zlb__job_t *j);
 void zlb__launch_deferred(zlb__batch_t *b, zlb__job_t *j);
 /* Is device `slot` kept for a rerun alone? A child that ran out of memory
  * beside others waits until no operator that has not started is left for
- * its device (those run first, as many at a time as before), then the
+ * its device (those run first, as many at a time as the device's width allows), then the
  * device is kept: nothing starts on it, not even another operator's next
  * child, until it is empty and the rerun, alone on it, ended. */
 int zlb__device_kept(const zlb__batch_t *b, int slot);

@@ -163,7 +163,7 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   zlb__push_device_env(b, j->slot, &env);
   zlb_strvec_push(&env, "NO_COLOR=1");
   /* Children sharing a device say so in their identities (a caliber). */
-  zlb_strvec_pushf(&env, "ZL_CHILDREN_PER_DEVICE=%d", j->alone == 2 ? 1 : b->per_device);
+  zlb_strvec_pushf(&env, "ZL_CHILDREN_PER_DEVICE=%d", j->alone == 2 ? 1 : b->width[j->slot].now);
   /* When the child was started, for its own account of where its seconds
    * went (the plugin's timeline: the fork-server client's start). */
   zlb_strvec_pushf(&env, "ZL_SPAWN_AT=%.3f", zlb_epoch_s());
@@ -173,6 +173,7 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
     u->runs++;
     j->row.attempts++;
     j->state = ZLB__JOB_RUNNING;
+    j->epoch = b->width[j->slot].epoch;
     /* Which children share the device from now on (they share its memory). */
     j->shared = 0;
     for (size_t i = 0; i < b->njobs; i++) {
@@ -369,14 +370,69 @@ int zlb__device_kept(const zlb__batch_t *b, int slot) {
   return waiting;
 }
 
+static int running_on(const zlb__batch_t *b, int slot) {
+  int n = 0;
+  for (size_t i = 0; i < b->njobs; i++)
+    n += b->jobs[i].slot == slot && b->jobs[i].state == ZLB__JOB_RUNNING;
+  return n;
+}
+
+/* Child j ran out of memory beside others: its device takes half as many
+ * children at a time as ran then (j included), at least 1, where j started
+ * at the width in force now; children started before the last narrowing
+ * ran out of memory at the wider one, and narrow nothing more. */
+static void narrow(zlb__batch_t *b, const zlb__job_t *j) {
+  zlb__width_t *w = &b->width[j->slot];
+  int ran = running_on(b, j->slot) + 1, now;
+  char text[256];
+  if (j->epoch != w->epoch)
+    return;
+  now = (ran < w->now ? ran : w->now) / 2;
+  if (now < 1)
+    now = 1;
+  if (now >= w->now)
+    return;
+  w->now = now;
+  w->least = now < w->least ? now : w->least;
+  w->clean = 0;
+  w->epoch++;
+  if (b->o->line) {
+    snprintf(text, sizeof(text),
+             "          device %-3s out of memory with %d children on it: at most %d at a time "
+             "from now (--jobs-per-device %d)\n",
+             j->row.device, ran, now, b->per_device);
+    b->o->line(b->o->cb_ctx, text);
+  }
+}
+
+/* Child j ended without running out of memory: after as many such ends as
+ * its device's width (of children started at that width), one more child
+ * at a time again, up to --jobs-per-device. */
+static void widen(zlb__batch_t *b, const zlb__job_t *j) {
+  zlb__width_t *w = &b->width[j->slot];
+  char text[256];
+  if (j->epoch != w->epoch || w->now >= b->per_device || ++w->clean < w->now)
+    return;
+  w->now++;
+  w->clean = 0;
+  if (b->o->line) {
+    snprintf(text, sizeof(text),
+             "          device %-3s %d children ended without running out of memory: at most "
+             "%d at a time from now\n",
+             j->row.device, w->now - 1, w->now);
+    b->o->line(b->o->cb_ctx, text);
+  }
+}
+
 /* j's next child (a retry, the next dtype, a rerun with capture denied):
- * at once, unless the device is kept for a rerun alone; then the
- * scheduler starts it once that rerun ended. Started at once, chains of
+ * at once, unless the device is kept for a rerun alone or already runs as
+ * many children as its width; then the scheduler starts it once that
+ * rerun ended or a child did. Started at once, chains of
  * retries and dtypes could keep the device from emptying for as long as
  * they last (a FlagGems screen: twelve children, each a chain of dtypes
  * that time out). */
 static void next_child(zlb__batch_t *b, zlb__job_t *j) {
-  if (zlb__device_kept(b, j->slot)) {
+  if (zlb__device_kept(b, j->slot) || running_on(b, j->slot) >= b->width[j->slot].now) {
     j->deferred = 1;
     return;
   }
@@ -452,8 +508,11 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     j->alone = 1;
     j->alone_used = 1;
     attempt_line(b, j, u, sig, "other children shared its device: again, alone on it");
+    narrow(b, j);
     return;
   }
+  if (!out_of_memory(sig))
+    widen(b, j);
   if (accepted) {
     u->accepted = 1;
     zlb_strlcpy(u->status, st, sizeof(u->status));

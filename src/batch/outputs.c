@@ -225,6 +225,14 @@ int zlb__batch_write_identity(zlb__batch_t *b, int final, zlb_error_t *err) {
   zlb_jw_key_double(&jw, "grace_s", o->grace_s);
   zlb_jw_key_int(&jw, "retries", o->retries);
   zlb_jw_key_int(&jw, "jobs_per_device", b->per_device);
+  {
+    /* The fewest children a device took at a time: narrower than
+     * jobs_per_device where children ran out of memory beside others. */
+    int least = b->per_device;
+    for (size_t d = 0; b->width && d < b->devices.n; d++)
+      least = b->width[d].least < least ? b->width[d].least : least;
+    zlb_jw_key_int(&jw, "jobs_per_device_least", least);
+  }
   zlb_jw_key_array(&jw, "dtypes");
   for (size_t i = 0; i < o->dtypes.n; i++)
     zlb_jw_string(&jw, o->dtypes.v[i]);

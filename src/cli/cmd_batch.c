@@ -310,7 +310,8 @@ int zlb_cmd_batch(int argc, char **argv) {
                          "children at a time on each device (default 1); more screen\n"
                          "faster, for whether operators run, not for their timings,\n"
                          "which disturb each other (recorded as a caliber: compare\n"
-                         "refuses to mix them with timings of one child per device)"),
+                         "refuses to mix them with timings of one child per device);\n"
+                         "a device whose children run out of memory takes fewer"),
         ZLB_CLI_SECTION("outputs:"),
         ZLB_CLI_STRING("--out", "DIR", &outarg,
                        "output folder (default zlb-out/<timestamp>); re-running into\n"

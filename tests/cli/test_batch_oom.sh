@@ -135,8 +135,10 @@ check "$OUT" good_scale ok 1
 mkdir -p "$TMP/s8" && export ZL_TEST_STATE_DIR="$TMP/s8"
 touch "$TMP/s8/hold_good_copy" "$TMP/s8/hold_good_scale" "$TMP/s8/hold_dtype_exit"
 OUT="$TMP/o8"
+# dtype_exit and good_scale start before oom_beside (--ops order), so that
+# all four ran when it ran out of memory (the device narrows to two).
 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
-  --ops good_copy,oom_beside,good_scale,dtype_exit --jobs-per-device 4 --retries 0 --timeout 60 \
+  --ops good_copy,good_scale,dtype_exit,oom_beside --jobs-per-device 4 --retries 0 --timeout 60 \
   --shape-file "$SH" --out "$OUT" $QUICK >"$TMP/o8.out" 2>&1 &
 bpid=$!
 wait_until 600 held_and_rerun "$TMP/s8" good_scale "$TMP/o8.out"
@@ -152,6 +154,29 @@ interrupt "$TMP/o8.out"
 grep -Eq '^ +device 0 +dtype_exit +not finished \(operator [0-9.]+s, level 2\): it waited for a rerun alone; a resume goes on from [a-z0-9]+$' \
   "$TMP/o8.out" || { cat "$TMP/o8.out" >&2; fail "the deferred level-2 chain is not named with where it resumes"; }
 [ -f "$OUT/ops/dtype_exit/.progress" ] || fail "the deferred level-2 chain kept no progress"
+
+# A device that ran out of memory takes fewer children at a time: each
+# oom_crowd<N> runs out of memory where more than two ran at a time. The
+# first four (--jobs-per-device 4) do; the device narrows once, to two
+# (the other three ended at the wider width and narrow nothing more); the
+# last two start at that width and pass at once; the first four rerun
+# alone. At the old width, oom_crowd5 and 6 would have run out of memory
+# too.
+mkdir -p "$TMP/s9" && export ZL_TEST_STATE_DIR="$TMP/s9"
+crowd=oom_crowd1,oom_crowd2,oom_crowd3,oom_crowd4,oom_crowd5,oom_crowd6
+expect_rc 0 oombatch "$TMP/o9" "$crowd" 4
+for op in oom_crowd1 oom_crowd2 oom_crowd3 oom_crowd4; do check "$TMP/o9" $op ok 2; done
+check "$TMP/o9" oom_crowd5 ok 1
+check "$TMP/o9" oom_crowd6 ok 1
+n=$(grep -cE '^ +device 0 +out of memory with 4 children on it: at most 2 at a time from now \(--jobs-per-device 4\)$' "$TMP/out")
+[ "$n" = 1 ] || { cat "$TMP/out" >&2; fail "the device narrowed to two $n times, expected once"; }
+expect_not_in "$TMP/out" "at most 1 at a time"
+# oom_crowd5 and 6 ended at width two without running out of memory: three.
+expect_in "$TMP/out" "2 children ended without running out of memory: at most 3 at a time from now"
+grep -q '"jobs_per_device_least": 2' "$TMP/o9/run_identity.json" ||
+  fail "run_identity.json does not say the device took two children at a time at least"
+grep -rq '"children_per_device": 2' "$TMP/o9/ops/oom_crowd5" ||
+  fail "oom_crowd5 does not say it ran two children at a time"
 
 # One child per device: nothing shared it, nothing is rerun.
 mkdir -p "$TMP/s3" && export ZL_TEST_STATE_DIR="$TMP/s3"

@@ -14,7 +14,7 @@
 enum mode {
   M_COPY, M_SCALE, M_CRASH, M_HANG, M_HANG_NOTERM, M_DTYPE_EXIT, M_FLAKY,
   M_ALWAYS_FAIL, M_WRONG, M_POISON, M_REFUSE, M_FAULT, M_DISK_FULL, M_FLOOD,
-  M_OOM_BESIDE, M_OOM_ALWAYS, M_OOM_ROWS
+  M_OOM_BESIDE, M_OOM_ALWAYS, M_OOM_ROWS, M_OOM_CROWD
 };
 
 static int mode_of(const char *name) {
@@ -29,7 +29,10 @@ static int mode_of(const char *name) {
            {"refuse_capture", M_REFUSE}, {"device_fault", M_FAULT},
            {"disk_full", M_DISK_FULL}, {"flood_stderr", M_FLOOD},
            {"oom_beside", M_OOM_BESIDE}, {"oom_always", M_OOM_ALWAYS},
-           {"oom_rows_beside", M_OOM_ROWS}};
+           {"oom_rows_beside", M_OOM_ROWS},
+           {"oom_crowd1", M_OOM_CROWD}, {"oom_crowd2", M_OOM_CROWD},
+           {"oom_crowd3", M_OOM_CROWD}, {"oom_crowd4", M_OOM_CROWD},
+           {"oom_crowd5", M_OOM_CROWD}, {"oom_crowd6", M_OOM_CROWD}};
   for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
     if (!strcmp(t[i].name, name))
       return (int)t[i].m;
@@ -127,6 +130,19 @@ static int init_common(zlb_env_t *env, zlb_case_t *c, const char *name) {
       c->priv = (void *)(intptr_t)M_OOM_ALWAYS; /* every row of this child fails */
     if (m == M_OOM_ALWAYS) {
       fprintf(stderr, "error: CUDA out of memory. Tried to allocate 2.00 GiB (%s)\n", name);
+      exit(1);
+    }
+  }
+  /* oom_crowd<N>: as if each child took a third of the device's memory,
+   * out of memory where the batch runs more than two children at a time on
+   * the device (ZL_CHILDREN_PER_DEVICE when it started); each child lasts
+   * a second first, so that those started together overlap. */
+  if (m == M_OOM_CROWD) {
+    const char *v = getenv("ZL_CHILDREN_PER_DEVICE");
+    nap_ms(1000);
+    if (v && atoi(v) > 2) {
+      fprintf(stderr, "error: CUDA out of memory. Tried to allocate 30.00 GiB (%s, %s children)\n",
+              name, v);
       exit(1);
     }
   }
@@ -255,6 +271,12 @@ TEST_OP(flood_stderr)
 TEST_OP(oom_beside)
 TEST_OP(oom_always)
 TEST_OP(oom_rows_beside)
+TEST_OP(oom_crowd1)
+TEST_OP(oom_crowd2)
+TEST_OP(oom_crowd3)
+TEST_OP(oom_crowd4)
+TEST_OP(oom_crowd5)
+TEST_OP(oom_crowd6)
 
 /* good_copy on "testq", the backend with holds and no graphs. */
 static int init_queue_copy(zlb_env_t *env, zlb_case_t *c) {
@@ -271,7 +293,9 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
                            &op_flaky,       &op_always_fail,    &op_wrong_result,
                            &op_poison_capture, &op_refuse_capture, &op_device_fault,
                            &op_disk_full, &op_flood_stderr, &op_oom_beside,
-                           &op_oom_always, &op_oom_rows_beside};
+                           &op_oom_always, &op_oom_rows_beside, &op_oom_crowd1,
+                           &op_oom_crowd2, &op_oom_crowd3, &op_oom_crowd4,
+                           &op_oom_crowd5, &op_oom_crowd6};
   int rc = r->add_backend(r, &zlb_test_backend_desc);
   for (size_t i = 0; !rc && i < sizeof(all) / sizeof(all[0]); i++)
     rc = r->add_op(r, all[i]);
