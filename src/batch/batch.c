@@ -181,7 +181,9 @@ static void stop_all(zlb__batch_t *b) {
                  j->row.device, j->op, zlb_now_s() - j->t0,
                  j->alone ? "it waited to run again alone on its device (out of memory beside "
                             "other children)"
-                          : "its retry waited for another operator's rerun alone");
+                 : j->deferred == 2 ? "its next child waited for room on its device (fewer "
+                                      "children at a time after running out of memory)"
+                                    : "its retry waited for another operator's rerun alone");
         b->o->line(b->o->cb_ctx, text);
       }
       continue;
@@ -203,8 +205,9 @@ static void stop_all(zlb__batch_t *b) {
         char text[512];
         snprintf(text, sizeof(text),
                  "          device %-3s %-20s not finished (operator %.1fs, level 2): it waited "
-                 "for a rerun alone; a resume goes on from %s\n",
-                 j->row.device, j->op, zlb_now_s() - j->t0, j->l2[j->cur].label);
+                 "for %s; a resume goes on from %s\n",
+                 j->row.device, j->op, zlb_now_s() - j->t0,
+                 j->deferred == 2 ? "room on its device" : "a rerun alone", j->l2[j->cur].label);
         b->o->line(b->o->cb_ctx, text);
       }
       continue;

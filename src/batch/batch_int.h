@@ -94,8 +94,8 @@ typedef struct zlb__job {
    * its failure counts. shared: another child ran on the device during
    * the current one; alone: 0, 1 waiting for the device to empty, 2
    * running alone; alone_used: that rerun was spent. deferred: its next
-   * child waits for such a rerun to end (queued, started by the
-   * scheduler). */
+   * child waits (queued, started by the scheduler), 1 for such a rerun to
+   * end, 2 for room on a device narrowed after running out of memory. */
   int shared, alone, alone_used, deferred;
   /* The device's width epoch when its current child started (see
    * zlb__width_t): an out-of-memory end narrows the device only where the

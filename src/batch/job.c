@@ -432,8 +432,12 @@ static void widen(zlb__batch_t *b, const zlb__job_t *j) {
  * they last (a FlagGems screen: twelve children, each a chain of dtypes
  * that time out). */
 static void next_child(zlb__batch_t *b, zlb__job_t *j) {
-  if (zlb__device_kept(b, j->slot) || running_on(b, j->slot) >= b->width[j->slot].now) {
+  if (zlb__device_kept(b, j->slot)) {
     j->deferred = 1;
+    return;
+  }
+  if (running_on(b, j->slot) >= b->width[j->slot].now) {
+    j->deferred = 2;
     return;
   }
   launch(b, j);

@@ -178,6 +178,31 @@ grep -q '"jobs_per_device_least": 2' "$TMP/o9/run_identity.json" ||
 grep -rq '"children_per_device": 2' "$TMP/o9/ops/oom_crowd5" ||
   fail "oom_crowd5 does not say it ran two children at a time"
 
+# A retry waits for room on a narrowed device: oom_crowd1 runs out of
+# memory beside good_copy and flaky (both held; three at a time), and the
+# device narrows to one; good_scale has not started, so the device is not
+# kept for the rerun alone, but flaky's retry (its first child fails once
+# released) finds good_copy still running and waits. Stopped then, the
+# batch names it.
+mkdir -p "$TMP/s10" && export ZL_TEST_STATE_DIR="$TMP/s10"
+touch "$TMP/s10/hold_good_copy" "$TMP/s10/hold_flaky"
+OUT="$TMP/o10"
+timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
+  --ops good_copy,flaky,oom_crowd1,good_scale --jobs-per-device 3 --retries 1 --timeout 60 \
+  --dtypes float32 --shape-file "$SH" --out "$OUT" $QUICK >"$TMP/o10.out" 2>&1 &
+bpid=$!
+narrowed() { grep -q "at most 1 at a time from now" "$TMP/o10.out"; }
+wait_until 600 narrowed || { kill -TERM "$(batch_pid)"; cat "$TMP/o10.out" >&2; fail "the device never narrowed to one"; }
+[ -f "$TMP/s10/held_flaky" ] || { kill -TERM "$(batch_pid)"; fail "flaky never started"; }
+rm -f "$TMP/s10/hold_flaky"
+flaky_failed() { grep -q "flaky: transient failure" "$TMP/o10.out"; }
+wait_until 600 flaky_failed || { kill -TERM "$(batch_pid)"; cat "$TMP/o10.out" >&2; fail "flaky's first child never ended"; }
+sleep 0.5
+[ -z "$(run_children flaky)" ] || { kill -TERM "$(batch_pid)"; fail "flaky's retry ran beside good_copy on a device narrowed to one"; }
+interrupt "$TMP/o10.out"
+grep -Eq '^ +device 0 +flaky +not finished \(operator [0-9.]+s\): its next child waited for room on its device \(fewer children at a time after running out of memory\); a resume starts it again$' \
+  "$TMP/o10.out" || { cat "$TMP/o10.out" >&2; fail "the retry waiting for room is not named"; }
+
 # One child per device: nothing shared it, nothing is rerun.
 mkdir -p "$TMP/s3" && export ZL_TEST_STATE_DIR="$TMP/s3"
 expect_rc 1 oombatch "$TMP/o3" good_copy,oom_always 1
