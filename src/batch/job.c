@@ -417,9 +417,10 @@ static void widen(zlb__batch_t *b, const zlb__job_t *j) {
   w->clean = 0;
   if (b->o->line) {
     snprintf(text, sizeof(text),
-             "          device %-3s %d children ended without running out of memory: at most "
-             "%d at a time from now\n",
-             j->row.device, w->now - 1, w->now);
+             "          device %-3s %d %s without running out of memory: at most %d at a "
+             "time from now\n",
+             j->row.device, w->now - 1, w->now - 1 == 1 ? "child ended" : "children ended",
+             w->now);
     b->o->line(b->o->cb_ctx, text);
   }
 }
