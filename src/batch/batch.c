@@ -615,15 +615,21 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
       }
       /* A child to rerun alone, once no operator is left to start on its
        * device: nothing starts there until it has the device to itself,
-       * and nothing beside it while it runs. */
-      if (zlb__device_kept(&b, (int)d)) {
+       * and nothing beside it while it runs. A next child that waits says
+       * what for now (a stop names it): that rerun, or room on the device. */
+      int kept = zlb__device_kept(&b, (int)d);
+      for (size_t i = 0; i < b.njobs; i++)
+        if (b.jobs[i].slot == (int)d && b.jobs[i].state == ZLB__JOB_QUEUED && b.jobs[i].deferred)
+          b.jobs[i].deferred = kept ? 1 : 2;
+      if (kept) {
         if (waiting && !busy)
           zlb__launch_alone(&b, waiting);
         continue;
       }
       if (busy >= b.width[d].now)
         continue;
-      /* The next children that waited for a rerun alone come first. */
+      /* The next children that waited (for a rerun alone, for room) come
+       * first. */
       {
         zlb__job_t *deferred = NULL;
         for (size_t i = 0; i < b.njobs && !deferred; i++)

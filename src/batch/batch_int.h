@@ -101,6 +101,7 @@ typedef struct zlb__job {
    * zlb__width_t): an out-of-memory end narrows the device only where the
    * child started at the width in force now. */
   unsigned epoch;
+  int peak; /* the most children that ran on its device during its current child */
   double t0;
   zlb__status_row_t row;
 } zlb__job_t;
@@ -260,7 +261,7 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err);
  * rerun of a child that ran out of memory beside others. */
 void zlb__launch_alone(zlb__batch_t *b, zlb__job_t *j);
 /* Start job j's next child, deferred while its device was kept for a
- * rerun alone. */
+ * rerun alone or had no room. */
 void zlb__launch_deferred(zlb__batch_t *b, zlb__job_t *j);
 /* Is device `slot` kept for a rerun alone? A child that ran out of memory
  * beside others waits until no operator that has not started is left for

@@ -143,6 +143,8 @@ void zlb__push_device_env(const zlb__batch_t *b, int slot, zlb_strvec_t *env) {
   }
 }
 
+static int running_on(const zlb__batch_t *b, int slot);
+
 int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
   const zlb_batch_opts_t *o = b->o;
   zlb__unit_t *u = current_unit(j);
@@ -174,12 +176,16 @@ int zlb__start_child(zlb__batch_t *b, zlb__job_t *j, zlb_error_t *err) {
     j->row.attempts++;
     j->state = ZLB__JOB_RUNNING;
     j->epoch = b->width[j->slot].epoch;
-    /* Which children share the device from now on (they share its memory). */
+    /* Which children share the device from now on (they share its memory),
+     * and the most that ran together during each. */
     j->shared = 0;
+    j->peak = running_on(b, j->slot);
     for (size_t i = 0; i < b->njobs; i++) {
       zlb__job_t *k = &b->jobs[i];
-      if (k != j && k->slot == j->slot && k->state == ZLB__JOB_RUNNING)
+      if (k != j && k->slot == j->slot && k->state == ZLB__JOB_RUNNING) {
         k->shared = j->shared = 1;
+        k->peak = j->peak > k->peak ? j->peak : k->peak;
+      }
     }
   }
 out:
@@ -377,13 +383,21 @@ static int running_on(const zlb__batch_t *b, int slot) {
   return n;
 }
 
+static int deferred_on(const zlb__batch_t *b, int slot) {
+  for (size_t i = 0; i < b->njobs; i++)
+    if (b->jobs[i].slot == slot && b->jobs[i].state == ZLB__JOB_QUEUED && b->jobs[i].deferred)
+      return 1;
+  return 0;
+}
+
 /* Child j ran out of memory beside others: its device takes half as many
- * children at a time as ran then (j included), at least 1, where j started
- * at the width in force now; children started before the last narrowing
- * ran out of memory at the wider one, and narrow nothing more. */
+ * children at a time as ran together while it did (j included), at least
+ * 1, where j started at the width in force now; children started before
+ * the last narrowing ran out of memory at the wider one, and narrow
+ * nothing more. */
 static void narrow(zlb__batch_t *b, const zlb__job_t *j) {
   zlb__width_t *w = &b->width[j->slot];
-  int ran = running_on(b, j->slot) + 1, now;
+  int ran = j->peak, now;
   char text[256];
   if (j->epoch != w->epoch)
     return;
@@ -406,8 +420,8 @@ static void narrow(zlb__batch_t *b, const zlb__job_t *j) {
 }
 
 /* Child j ended without running out of memory: after as many such ends as
- * its device's width (of children started at that width), one more child
- * at a time again, up to --jobs-per-device. */
+ * its device's width (of children started since its last narrowing), one
+ * more child at a time again, up to --jobs-per-device. */
 static void widen(zlb__batch_t *b, const zlb__job_t *j) {
   zlb__width_t *w = &b->width[j->slot];
   char text[256];
@@ -437,8 +451,8 @@ static void next_child(zlb__batch_t *b, zlb__job_t *j) {
     j->deferred = 1;
     return;
   }
-  if (running_on(b, j->slot) >= b->width[j->slot].now) {
-    j->deferred = 2;
+  if (running_on(b, j->slot) >= b->width[j->slot].now || deferred_on(b, j->slot)) {
+    j->deferred = 2; /* after those that waited before it */
     return;
   }
   launch(b, j);
@@ -466,6 +480,8 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
   zlb__verdict_t v;
   const char *st;
   int accepted;
+
+  int oom, beside, was_alone = j->alone == 2;
 
   if (j->alone == 2)
     j->alone = 0; /* its rerun alone ended: what follows shares the device again */
@@ -504,8 +520,17 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     zlb__batch_stop(b, &e);
     return;
   }
-  if (j->shared && !j->alone_used && b->per_device > 1 && !ex->timed_out && !ex->signaled &&
-      (!accepted || ex->code == ZLB_EXIT_FAILED) && out_of_memory(sig)) {
+  oom = out_of_memory(sig);
+  beside = j->shared && b->per_device > 1 && !ex->timed_out && !ex->signaled &&
+           (!accepted || ex->code == ZLB_EXIT_FAILED) && oom;
+  /* Out of memory beside others narrows the device, a rerun alone spent
+   * or not; a clean end (not of a rerun alone, which says nothing of the
+   * width) counts towards widening it again. */
+  if (beside)
+    narrow(b, j);
+  else if (!oom && !was_alone)
+    widen(b, j);
+  if (beside && !j->alone_used) {
     /* Out of memory while other children used the same device (a failed
      * child, or rows that failed): maybe theirs, not the operator's. Once
      * more, alone on the device (the scheduler waits for it to empty and
@@ -513,11 +538,8 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     j->alone = 1;
     j->alone_used = 1;
     attempt_line(b, j, u, sig, "other children shared its device: again, alone on it");
-    narrow(b, j);
     return;
   }
-  if (!out_of_memory(sig))
-    widen(b, j);
   if (accepted) {
     u->accepted = 1;
     zlb_strlcpy(u->status, st, sizeof(u->status));

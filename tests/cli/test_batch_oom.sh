@@ -136,7 +136,7 @@ mkdir -p "$TMP/s8" && export ZL_TEST_STATE_DIR="$TMP/s8"
 touch "$TMP/s8/hold_good_copy" "$TMP/s8/hold_good_scale" "$TMP/s8/hold_dtype_exit"
 OUT="$TMP/o8"
 # dtype_exit and good_scale start before oom_beside (--ops order), so that
-# all four ran when it ran out of memory (the device narrows to two).
+# the narrowing its end brings leaves them running.
 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
   --ops good_copy,good_scale,dtype_exit,oom_beside --jobs-per-device 4 --retries 0 --timeout 60 \
   --shape-file "$SH" --out "$OUT" $QUICK >"$TMP/o8.out" 2>&1 &
@@ -156,36 +156,39 @@ grep -Eq '^ +device 0 +dtype_exit +not finished \(operator [0-9.]+s, level 2\): 
 [ -f "$OUT/ops/dtype_exit/.progress" ] || fail "the deferred level-2 chain kept no progress"
 
 # A device that ran out of memory takes fewer children at a time: each
-# oom_crowd<N> runs out of memory where more than two ran at a time. The
-# first four (--jobs-per-device 4) do; the device narrows once, to two
-# (the other three ended at the wider width and narrow nothing more); the
-# last two start at that width and pass at once; the first four rerun
-# alone. At the old width, oom_crowd5 and 6 would have run out of memory
-# too.
+# oom_crowd<N> runs out of memory where more than two of them ran at once
+# (they count each other). The first four (--jobs-per-device 4) do; the
+# device narrows once, to two (the other three ran out at the wider width
+# and narrow nothing more); the last four then run at most two at a time
+# and pass at once; the first four rerun alone. At the old width the last
+# four would have run out of memory too.
 mkdir -p "$TMP/s9" && export ZL_TEST_STATE_DIR="$TMP/s9"
-crowd=oom_crowd1,oom_crowd2,oom_crowd3,oom_crowd4,oom_crowd5,oom_crowd6
+crowd=oom_crowd1,oom_crowd2,oom_crowd3,oom_crowd4,oom_crowd5,oom_crowd6,oom_crowd7,oom_crowd8
 expect_rc 0 oombatch "$TMP/o9" "$crowd" 4
 for op in oom_crowd1 oom_crowd2 oom_crowd3 oom_crowd4; do check "$TMP/o9" $op ok 2; done
-check "$TMP/o9" oom_crowd5 ok 1
-check "$TMP/o9" oom_crowd6 ok 1
+for op in oom_crowd5 oom_crowd6 oom_crowd7 oom_crowd8; do check "$TMP/o9" $op ok 1; done
 n=$(grep -cE '^ +device 0 +out of memory with 4 children on it: at most 2 at a time from now \(--jobs-per-device 4\)$' "$TMP/out")
 [ "$n" = 1 ] || { cat "$TMP/out" >&2; fail "the device narrowed to two $n times, expected once"; }
 expect_not_in "$TMP/out" "at most 1 at a time"
-# oom_crowd5 and 6 ended at width two without running out of memory: three.
+# Two clean ends at width two: three. The reruns alone say nothing of the
+# width: it never reaches four.
 expect_in "$TMP/out" "2 children ended without running out of memory: at most 3 at a time from now"
+expect_not_in "$TMP/out" "at most 4 at a time"
 grep -q '"jobs_per_device_least": 2' "$TMP/o9/run_identity.json" ||
   fail "run_identity.json does not say the device took two children at a time at least"
 grep -rq '"children_per_device": 2' "$TMP/o9/ops/oom_crowd5" ||
   fail "oom_crowd5 does not say it ran two children at a time"
 
-# A retry waits for room on a narrowed device: oom_crowd1 runs out of
-# memory beside good_copy and flaky (both held; three at a time), and the
-# device narrows to one; good_scale has not started, so the device is not
+# A retry waits for room on a narrowed device: oom_crowd1 (out of memory
+# in every child: crowd_limit 0) runs out of memory beside
+# good_copy and flaky (both held; three at a time), and the device
+# narrows to one; good_scale has not started, so the device is not
 # kept for the rerun alone, but flaky's retry (its first child fails once
 # released) finds good_copy still running and waits. Stopped then, the
 # batch names it.
 mkdir -p "$TMP/s10" && export ZL_TEST_STATE_DIR="$TMP/s10"
 touch "$TMP/s10/hold_good_copy" "$TMP/s10/hold_flaky"
+echo 0 >"$TMP/s10/crowd_limit"
 OUT="$TMP/o10"
 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
   --ops good_copy,flaky,oom_crowd1,good_scale --jobs-per-device 3 --retries 1 --timeout 60 \

@@ -32,7 +32,8 @@ static int mode_of(const char *name) {
            {"oom_rows_beside", M_OOM_ROWS},
            {"oom_crowd1", M_OOM_CROWD}, {"oom_crowd2", M_OOM_CROWD},
            {"oom_crowd3", M_OOM_CROWD}, {"oom_crowd4", M_OOM_CROWD},
-           {"oom_crowd5", M_OOM_CROWD}, {"oom_crowd6", M_OOM_CROWD}};
+           {"oom_crowd5", M_OOM_CROWD}, {"oom_crowd6", M_OOM_CROWD},
+           {"oom_crowd7", M_OOM_CROWD}, {"oom_crowd8", M_OOM_CROWD}};
   for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
     if (!strcmp(t[i].name, name))
       return (int)t[i].m;
@@ -134,15 +135,45 @@ static int init_common(zlb_env_t *env, zlb_case_t *c, const char *name) {
     }
   }
   /* oom_crowd<N>: as if each child took a third of the device's memory,
-   * out of memory where the batch runs more than two children at a time on
-   * the device (ZL_CHILDREN_PER_DEVICE when it started); each child lasts
-   * a second first, so that those started together overlap. */
+   * out of memory where more than two of them (or crowd_limit's number)
+   * ran at once: each child
+   * marks itself running (crowd_<name> in $ZL_TEST_STATE_DIR) for a
+   * second, counting the marks it sees meanwhile, so children that the
+   * batch started together overlap and see each other. */
   if (m == M_OOM_CROWD) {
-    const char *v = getenv("ZL_CHILDREN_PER_DEVICE");
-    nap_ms(1000);
-    if (v && atoi(v) > 2) {
-      fprintf(stderr, "error: CUDA out of memory. Tried to allocate 30.00 GiB (%s, %s children)\n",
-              name, v);
+    const char *dir = getenv("ZL_TEST_STATE_DIR");
+    char mark[1024];
+    int most = 0;
+    FILE *f;
+    snprintf(mark, sizeof(mark), "%s/crowd_%s", dir ? dir : ".", name);
+    if (dir && (f = fopen(mark, "w")))
+      fclose(f);
+    for (int t = 0; dir && t < 100; t++) {
+      int seen = 0;
+      for (int k = 1; k <= 8; k++) {
+        char other[1024];
+        snprintf(other, sizeof(other), "%s/crowd_oom_crowd%d", dir, k);
+        seen += access(other, F_OK) == 0;
+      }
+      most = seen > most ? seen : most;
+      nap_ms(10);
+    }
+    if (dir)
+      unlink(mark);
+    {
+      /* The most that may run at once: 2, or $ZL_TEST_STATE_DIR/crowd_limit. */
+      int limit = 2;
+      snprintf(mark, sizeof(mark), "%s/crowd_limit", dir ? dir : ".");
+      if (dir && (f = fopen(mark, "r"))) {
+        if (fscanf(f, "%d", &limit) != 1)
+          limit = 2;
+        fclose(f);
+      }
+      most = most > limit ? most : 0;
+    }
+    if (most) {
+      fprintf(stderr, "error: CUDA out of memory. Tried to allocate 30.00 GiB (%s, %d children)\n",
+              name, most);
       exit(1);
     }
   }
@@ -277,6 +308,8 @@ TEST_OP(oom_crowd3)
 TEST_OP(oom_crowd4)
 TEST_OP(oom_crowd5)
 TEST_OP(oom_crowd6)
+TEST_OP(oom_crowd7)
+TEST_OP(oom_crowd8)
 
 /* good_copy on "testq", the backend with holds and no graphs. */
 static int init_queue_copy(zlb_env_t *env, zlb_case_t *c) {
@@ -295,7 +328,8 @@ ZLB_OP_EXPORT int zlb_ops_register(zlb_op_registrar_t *r) {
                            &op_disk_full, &op_flood_stderr, &op_oom_beside,
                            &op_oom_always, &op_oom_rows_beside, &op_oom_crowd1,
                            &op_oom_crowd2, &op_oom_crowd3, &op_oom_crowd4,
-                           &op_oom_crowd5, &op_oom_crowd6};
+                           &op_oom_crowd5, &op_oom_crowd6, &op_oom_crowd7,
+                           &op_oom_crowd8};
   int rc = r->add_backend(r, &zlb_test_backend_desc);
   for (size_t i = 0; !rc && i < sizeof(all) / sizeof(all[0]); i++)
     rc = r->add_op(r, all[i]);
