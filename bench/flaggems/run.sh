@@ -31,6 +31,13 @@
 #          batch arguments (e.g. "--warmup-ms 5 --rep-ms 20" for a screen of
 #          statuses, whose timings are not the point; keep them the same
 #          across the calls of one screen).
+#          SCREEN_DEVICE (e.g. "NVIDIA H200") holds a screen to one device
+#          model: a call on another model screens nothing, and operators
+#          that finished on another model (their run_identity.json names
+#          it, or names none) run again here with --force, JOBS at a time,
+#          after the operators not finished yet; each is rerun once
+#          ($WORK/screen/rescreened lists those done), and a call stopped
+#          half-way goes on with the rest.
 # table    the comparison and the screen's statuses, failures with reasons.
 #
 # The screen outlives the machine: every call also writes
@@ -57,6 +64,7 @@ CMP_TIMEOUT=${CMP_TIMEOUT:-300}
 OP_TIMEOUT=${OP_TIMEOUT:-300}
 JOBS=${JOBS:-1}
 STATE=${STATE:-$ROOT/bench/flaggems/screen-state.tar.gz}
+SCREEN_DEVICE=${SCREEN_DEVICE:-}
 STAGES=${*:-build compare screen table}
 T0=$SECONDS
 mkdir -p "$WORK/logs" "$OUT"
@@ -203,6 +211,12 @@ stage_screen() {
     echo "$STAGE $LIMIT" >"$d/selection"
     note "screen: $(wc -l <"$d/list.txt") operators at stage $STAGE or more mature; screening $(wc -l <"$d/ops.txt")"
   fi
+  local here=""
+  if [ -n "$SCREEN_DEVICE" ]; then
+    here=$(device_name)
+    [ "$here" = "$SCREEN_DEVICE" ] ||
+      { note "screen: SCREEN_DEVICE is '$SCREEN_DEVICE' and this device is '${here:-unknown}': nothing screened"; return 1; }
+  fi
   local budget
   budget=$(($(left) - 20))
   [ "$budget" -gt 60 ] || { note "screen: budget spent; run again to go on"; return 0; }
@@ -215,13 +229,80 @@ stage_screen() {
     --timeout "$OP_TIMEOUT" --retries 1 --jobs-per-device "$JOBS" --progress never \
     ${SCREEN_ARGS:-} >>"$WORK/logs/screen.log" 2>&1
   rc=$?
-  note "screen: rc=$rc after $((SECONDS - t0)) s ($([ $rc = 130 ] || [ $rc = 124 ] && echo 'interrupted: run again to resume' || echo done))"
+  note "screen: rc=$rc after $((SECONDS - t0)) s ($([ $rc = 130 ] || [ $rc = 124 ] && echo 'interrupted: run again to resume' || echo 'done'))"
   # Operators out of memory beside others rerun alone once every operator
   # has started: a call stopped before that leaves them for the next.
   local waited
   waited=$(tail -n +$((lines0 + 1)) "$WORK/logs/screen.log" | grep -c 'it waited to run again alone')
   [ "$waited" -gt 0 ] && note "screen: $waited operator(s) were waiting to rerun alone when the batch stopped (out of memory beside others); a later call runs them"
   tail -3 "$WORK/logs/screen.log" | tee -a "$SUMMARY"
+  [ -n "$SCREEN_DEVICE" ] && [ "$rc" = 0 ] && rescreen "$d" "$here"
+  return 0
+}
+
+# The name of GPU 0 as the run identities write it (the backend's name).
+device_name() {
+  case $BACKEND in
+  cuda) nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -1 ;;
+  *) echo "" ;;
+  esac
+}
+
+# Finished operators of screen folder $1 whose results ran on a device other
+# than $2, not rerun yet: one name a line.
+stale_ops() {
+  python3 - "$1" "$2" <<'PY'
+import csv, glob, json, os, sys
+d, here = sys.argv[1], sys.argv[2]
+done = set()
+if os.path.exists(os.path.join(d, "rescreened")):
+    done = set(open(os.path.join(d, "rescreened")).read().split())
+for r in csv.DictReader(open(os.path.join(d, "out", "ops_status.csv"), newline="")):
+    op = r["operator"]
+    if op in done:
+        continue
+    devs = set()
+    base = os.path.join(d, "out", "ops", op)
+    for p in [os.path.join(base, "run_identity.json")] + glob.glob(os.path.join(base, "*", "run_identity.json")):
+        if "/attempts/" in p or not os.path.isfile(p):
+            continue
+        try:
+            devs.add(json.load(open(p)).get("device"))
+        except (OSError, ValueError):
+            devs.add(None)
+    if devs != {here}:
+        print(op)
+PY
+}
+
+# Operators that finished on another device model run again here, once each.
+rescreen() {
+  local d=$1 here=$2 n budget rc t0=$SECONDS
+  stale_ops "$d" "$here" >"$d/stale.txt" || { note "screen: cannot read $d/out"; return 1; }
+  n=$(wc -l <"$d/stale.txt")
+  [ "$n" -gt 0 ] || { note "screen: every finished operator ran on $here"; return 0; }
+  budget=$(($(left) - 20))
+  [ "$budget" -gt 60 ] || { note "screen: $n operators finished on another device wait for the next call"; return 0; }
+  note "screen: $n operators finished on another device than $here: again here (--force)"
+  touch "$d/.rescreen-start"
+  timeout -s INT -k 60 "$budget" "$BUILD/bin/zlbench" batch --provider flaggems \
+    --flaggems "$FG" --backend "$BACKEND" --level core --ops-file "$d/stale.txt" --out "$d/out" \
+    --force --timeout "$OP_TIMEOUT" --retries 1 --jobs-per-device "$JOBS" --progress never \
+    ${SCREEN_ARGS:-} >>"$WORK/logs/screen.log" 2>&1
+  rc=$?
+  # A rerun that finished replaced ops/<op> (and its .complete marker); an
+  # interrupted one left the earlier results, to be rerun by the next call.
+  local op
+  while read -r op; do
+    [ "$d/out/ops/$op/.complete" -nt "$d/.rescreen-start" ] && echo "$op" >>"$d/rescreened"
+  done <"$d/stale.txt"
+  note "screen: rerun here: rc=$rc after $((SECONDS - t0)) s, $(wc -l <"$d/rescreened" 2>/dev/null || echo 0) rerun in all, $(($(stale_ops "$d" "$here" | wc -l))) left"
+  # The full selection again, so that run_identity.json lists it (the
+  # rerun's names only its operators): everything resumes, nothing runs.
+  "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" --backend "$BACKEND" \
+    --level core --ops-file "$d/ops.txt" --out "$d/out" --timeout "$OP_TIMEOUT" --retries 1 \
+    --jobs-per-device "$JOBS" --progress never ${SCREEN_ARGS:-} >>"$WORK/logs/screen.log" 2>&1
+  return 0
 }
 
 stage_table() {
@@ -246,6 +327,24 @@ stage_table() {
     note ""
     note "screen: $(($(wc -l <"$st") - 1)) of $(wc -l <"$WORK/screen/ops.txt") operators finished"
     cut -d, -f2 "$st" | tail -n +2 | sort | uniq -c | sort -rn | tee -a "$SUMMARY"
+    note "where they ran (each operator's run_identity.json; level 2: every dtype's):"
+    python3 - "$WORK/screen/out" <<'PY' | tee -a "$SUMMARY"
+import collections, csv, glob, json, os, sys
+out = sys.argv[1]
+count = collections.Counter()
+for r in csv.DictReader(open(os.path.join(out, "ops_status.csv"), newline="")):
+    base = os.path.join(out, "ops", r["operator"])
+    devs = set()
+    for p in [os.path.join(base, "run_identity.json")] + glob.glob(os.path.join(base, "*", "run_identity.json")):
+        if os.path.isfile(p):
+            try:
+                devs.add(json.load(open(p)).get("device") or "none named")
+            except (OSError, ValueError):
+                devs.add("unreadable identity")
+    count[(r["status"], " + ".join(sorted(devs)) or "no identity")] += 1
+for (status, devs), n in sorted(count.items()):
+    print("%7d %-20s %s" % (n, status, devs))
+PY
     note "failures (ops_status.csv rows):"
     tail -n +2 "$st" | grep -v '^[^,]*,\(ok\|ok_capture_denied\|replayed\),' |
       cut -c1-300 | tee -a "$SUMMARY"
