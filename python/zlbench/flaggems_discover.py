@@ -7,8 +7,12 @@ stage filter of ``conf/operators.yaml``.
 One operator per line, tab-separated: ``name  file  dtypes  stage  others``,
 where ``file`` is the test file (relative to ``benchmark/``) the operator
 is run from, ``dtypes`` the comma-separated dtypes of the first
-``Benchmark(..., dtypes=...)`` call of its first marked test there when the
-scan can resolve them (``-`` otherwise), ``stage`` its most mature stage
+``Benchmark(..., dtypes=...)`` call of its first marked test there, or,
+where the test passes no dtypes, its benchmark class's ``DEFAULT_DTYPES``
+(the class's own, else the nearest up its chain in the test file and
+``benchmark/base.py``), when the scan can resolve them (``-`` otherwise:
+a list it cannot read, a class that handles dtypes in its own
+``__init__``, benchmarks of one test that disagree), ``stage`` its most mature stage
 (``-`` when ``conf/operators.yaml`` does not list it) and ``others`` the
 other files holding the mark, comma-separated (``-`` for none). Operators
 are sorted by name.
@@ -79,7 +83,62 @@ def _dtypes_of(expr):
     return None
 
 
-def _test_dtypes(fn):
+def _callee(node):
+    """`Name(...)` or `mod.Name(...)` -> Name."""
+    f = node.func
+    if isinstance(f, ast.Name):
+        return f.id
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    return None
+
+
+def benchmark_classes(tree, into=None):
+    """{class name: (base names, DEFAULT_DTYPES expression or None, whether
+    its own __init__ or set_dtypes mentions dtypes)} of a module's
+    top-level classes."""
+    out = {} if into is None else into
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = [b.id if isinstance(b, ast.Name) else b.attr
+                 for b in node.bases if isinstance(b, (ast.Name, ast.Attribute))]
+        default, own = None, False
+        for item in node.body:
+            if isinstance(item, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "DEFAULT_DTYPES" for t in item.targets):
+                default = item.value
+            elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    item.name in ("__init__", "set_dtypes") and any(
+                        isinstance(n, (ast.Name, ast.Attribute, ast.keyword, ast.arg)) and
+                        "dtypes" in (getattr(n, "id", None) or getattr(n, "attr", None) or
+                                     getattr(n, "arg", None) or "")
+                        for n in ast.walk(item)):
+                own = True
+        out[node.name] = (bases, default, own)
+    return out
+
+
+def _class_dtypes(name, classes):
+    """The dtypes a `name(...)` call without dtypes= gets: the first
+    DEFAULT_DTYPES up its (single-base) chain to FlagGems' `Benchmark`,
+    or None where the chain leaves the known classes, forks, or a class
+    on it handles dtypes in its own __init__ (it may pass others)."""
+    seen = set()
+    while name in classes and name not in seen:
+        seen.add(name)
+        bases, default, own = classes[name]
+        if own and name != "Benchmark":
+            return None
+        if default is not None:
+            return _dtypes_of(default)
+        if name == "Benchmark" or len(bases) != 1:
+            return None
+        name = bases[0]
+    return None
+
+
+def _test_dtypes(fn, classes=None):
     for node in ast.walk(fn):
         if isinstance(node, ast.Call):
             for kw in node.keywords:
@@ -87,13 +146,39 @@ def _test_dtypes(fn):
                     d = _dtypes_of(kw.value)
                     if d:
                         return d
-    return None
+    # No dtypes= anywhere: the benchmark class's default, where every
+    # benchmark the test builds resolves to the same list.
+    if not classes:
+        return None
+    lists = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and _callee(node) in classes:
+            if any(kw.arg == "dtypes" or kw.arg is None for kw in node.keywords):
+                return None  # dtypes=<unresolved> or **kwargs
+            lists.append(_class_dtypes(_callee(node), classes))
+    if not lists or any(d is None or d != lists[0] for d in lists):
+        return None
+    return lists[0]
 
 
-def scan_file(path):
-    """[(mark, dtypes or None)] of the tests in one file, in file order."""
+def base_classes(bench_dir):
+    """The benchmark classes of FlagGems' benchmark/base.py ({} without it)."""
+    path = os.path.join(bench_dir, "base.py")
+    try:
+        with open(path, "rb") as f:
+            return benchmark_classes(ast.parse(f.read(), filename=path))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+
+
+def scan_file(path, base=None):
+    """[(mark, dtypes or None)] of the tests in one file, in file order.
+    `base`: the classes of benchmark/base.py, for tests that build a
+    benchmark without dtypes= (the class's DEFAULT_DTYPES)."""
     with open(path, "rb") as f:
         tree = ast.parse(f.read(), filename=path)
+    classes = dict(base or {})
+    benchmark_classes(tree, classes)  # the file's own classes first
     found = []
 
     def visit(body):
@@ -103,7 +188,7 @@ def scan_file(path):
                 for dec in node.decorator_list:
                     name = _mark_name(dec)
                     if name and name not in NOT_OPS:
-                        found.append((name, _test_dtypes(node)))
+                        found.append((name, _test_dtypes(node, classes)))
             elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
                 visit(node.body)
     visit(tree.body)
@@ -185,12 +270,13 @@ def discover(root, stage=None):
     if not os.path.isdir(bench):
         raise ValueError(f"'{root}' has no benchmark/ folder: not a FlagGems checkout")
     ops = {}  # mark -> {file: dtypes of its first marked test there}
+    base = base_classes(bench)
     for name in sorted(os.listdir(bench)):
         if not (name.startswith("test_") and name.endswith(".py")):
             continue
         path = os.path.join(bench, name)
         try:
-            marks = scan_file(path)
+            marks = scan_file(path, base)
         except SyntaxError as e:
             # Collection will fail too; the operator still belongs to the
             # screen, named after its file, and fails there with its reason.

@@ -248,7 +248,11 @@ def test_discover_marks_dtypes_stages():
     assert rows["add"][1] == "test_add.py" and rows["add"][4] == "test_a_perf_parallel.py"
     assert rows["intonly"][2:] == ("int16,int32", "alpha", "-")
     assert rows["softmax"][3] == "stable"  # listed under `for: _softmax`
-    assert rows["add"][2] == "-"           # no dtypes= in its test
+    # No dtypes= in add's test: its class's default (BinaryPointwiseBenchmark
+    # inherits base.py's Benchmark.DEFAULT_DTYPES); softmax's dtypes= is an
+    # expression the scan does not read, so not the class default either.
+    assert rows["add"][2] == "float16,float32,bfloat16"
+    assert rows["softmax"][2] == "-"
     assert rows["hang"][3] == "-"
     stable = [r[0] for r in flaggems_discover.discover(MINI, "stable")]
     assert stable == ["abs", "add", "softmax"]
@@ -290,6 +294,62 @@ def test_discover_chooses_the_file_by_name(tmp_path):
         mark.format("b", "[torch.int16]"))
     assert flaggems_discover.discover(str(tmp_path)) == [
         ("mul", "test_mul.py", "float16", "-", "test_aa_parallel.py,test_blas_perf_parallel.py")]
+
+
+def test_discover_class_default_dtypes(tmp_path):
+    """A test that passes no dtypes= gets its benchmark class's
+    DEFAULT_DTYPES, up the chain through the test file and base.py; where
+    that is not certain, none (a wrong list fails every level-2 child with
+    FlagGems' "can't be supported by this op")."""
+    bench = tmp_path / "benchmark"
+    bench.mkdir()
+    (bench / "base.py").write_text(
+        "import consts\n"
+        "class Benchmark:\n"
+        "    DEFAULT_DTYPES = consts.FLOAT_DTYPES\n"
+        "    def __init__(self, op_name, torch_op, dtypes=None):\n"
+        "        self.dtypes = dtypes if dtypes is not None else self.DEFAULT_DTYPES\n"
+        "class Generic(Benchmark):\n"
+        "    pass\n"
+        "class Generic1D(Generic):\n"
+        "    pass\n"
+        "class Ints(Benchmark):\n"
+        "    DEFAULT_DTYPES = consts.INT_DTYPES\n"
+        "class OwnInit(Benchmark):\n"
+        "    def __init__(self, *a, **k):\n"
+        "        super().__init__(*a, dtypes=[torch.float32], **k)\n")
+    (bench / "test_ops.py").write_text(
+        "import pytest\nimport torch\nfrom . import base\n"
+        "class Local(base.Generic1D):\n"
+        "    DEFAULT_DTYPES = [torch.float32]\n"
+        "class LocalKid(Local):\n"
+        "    pass\n"
+        "@pytest.mark.inherited\n"
+        "def test_a():\n    base.Generic1D(op_name='a', torch_op=None).run()\n"
+        "@pytest.mark.ints\n"
+        "def test_b():\n    base.Ints(op_name='b', torch_op=None).run()\n"
+        "@pytest.mark.local\n"
+        "def test_c():\n    LocalKid(op_name='c', torch_op=None).run()\n"
+        "@pytest.mark.ownInit\n"
+        "def test_d():\n    base.OwnInit(op_name='d', torch_op=None).run()\n"
+        "@pytest.mark.disagree\n"
+        "def test_e():\n"
+        "    base.Generic(op_name='e', torch_op=None).run()\n"
+        "    base.Ints(op_name='e', torch_op=None).run()\n"
+        "@pytest.mark.kwargs\n"
+        "def test_f():\n    base.Generic(**ARGS).run()\n"
+        "@pytest.mark.unknown\n"
+        "def test_g():\n    Elsewhere(op_name='g', torch_op=None).run()\n"
+        "@pytest.mark.explicit\n"
+        "def test_h():\n    base.Ints(op_name='h', torch_op=None, dtypes=[torch.bool]).run()\n")
+    rows = {r[0]: r[2] for r in flaggems_discover.discover(str(tmp_path))}
+    assert rows == {"inherited": "float16,float32,bfloat16", "ints": "int16,int32",
+                    "local": "float32", "ownInit": "-", "disagree": "-", "kwargs": "-",
+                    "unknown": "-", "explicit": "bool"}
+    # Without base.py the chain ends nowhere: nothing is assumed.
+    (bench / "base.py").unlink()
+    rows = {r[0]: r[2] for r in flaggems_discover.discover(str(tmp_path))}
+    assert rows["inherited"] == "-" and rows["local"] == "float32"
 
 
 def test_discover_unparsable_file_and_bad_checkout(tmp_path, capsys):
