@@ -321,8 +321,10 @@ static int history_add(const char *dbpath, const char *dir) {
   if (inj && zlb_parse_long(inj, &abort_after))
     abort_after = -1;
   if (zlb_cli_res_load(&s, dir, &err)) {
+    /* What loaded before the bad file is released too. */
     zlb_cli_errorf("history add: %s", err.msg);
-    return ZLB_EXIT_USAGE;
+    rc = ZLB_EXIT_USAGE;
+    goto out;
   }
   if (db_open(dbpath, DB_WRITE, &db, &err)) { /* in a transaction from here */
     zlb_cli_errorf("history add: %s", err.msg);
@@ -697,7 +699,8 @@ static int history_check(const char *dbpath, const char *dir, long last, zlb_cmp
   memset(&c, 0, sizeof(c));
   if (zlb_cli_res_load(&cur, dir, &err)) {
     zlb_cli_errorf("history check: %s", err.msg);
-    return ZLB_EXIT_USAGE;
+    rc = ZLB_EXIT_USAGE;
+    goto out;
   }
   if (db_open(dbpath, DB_READ, &db, &err) || reference(db, dbpath, &cur, last, &ref, &nruns, &err)) {
     zlb_cli_errorf("history check: %s", err.msg);

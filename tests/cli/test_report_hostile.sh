@@ -188,6 +188,18 @@ refused "$TMP/foreign.sqlite" "not a zlbench history database"
 expect_rc 0 "$ZLBENCH" history add "$TMP/A" --db "$TMP/empty.sqlite"
 expect_in "$TMP/out" "added 1 run (1 rows)"
 
+# A folder whose second results file is bad: refused, the database as it
+# was, and what loaded before the bad file released (a sanitised build's
+# leak check turns a leak into exit 1).
+mkres "$TMP/half/ops/a/results.json" "relu" "[1]" "f" "$FAST" "$FAST"
+mkdir -p "$TMP/half/ops/b" && echo '{bad' >"$TMP/half/ops/b/results.json"
+cp "$TMP/empty.sqlite" "$TMP/half.sqlite"
+expect_rc 2 "$ZLBENCH" history add "$TMP/half" --db "$TMP/half.sqlite"
+expect_in "$TMP/err" "half/ops/b/results.json"
+cmp -s "$TMP/empty.sqlite" "$TMP/half.sqlite" || fail "history add: a refused folder changed the database"
+expect_rc 2 "$ZLBENCH" history check "$TMP/half" --db "$TMP/half.sqlite"
+expect_in "$TMP/err" "half/ops/b/results.json"
+
 # 7. A read-only database is read without writing. Root writes whatever
 # the mode bits say: read it as another user (setpriv), or from a file
 # the kernel keeps immutable (chattr +i); else say so and skip this part.
