@@ -138,6 +138,39 @@ out:
   return rc;
 }
 
+/* A batch replaces what it finds in <out>/ops/<op>/ (a fresh start removes
+ * an unfinished operator's folder): only in a folder a batch made. An
+ * <out>/ops that is a link (or no folder) would have it write and remove
+ * through it; an <out>/ops beside no run_identity.json (a batch writes its
+ * identity before any child, a merge too) is someone else's. Checked under
+ * the lock, before anything is written. */
+static int check_out_ops(const char *dir, zlb_error_t *err) {
+  zlb_strbuf_t ops = ZLB_STRBUF_INIT, id = ZLB_STRBUF_INIT;
+  struct stat st;
+  int rc = 0;
+  zlb_path_join(&ops, dir, "ops");
+  zlb_path_join(&id, dir, "run_identity.json");
+  if (lstat(ops.buf, &st) != 0) {
+    if (errno != ENOENT)
+      rc = zlb_error_set(err, ZLB_EIO, "cannot examine '%s': %s", ops.buf, strerror(errno));
+  } else if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+    rc = zlb_error_set(err, ZLB_EINVAL,
+                       "'%s' is %s: a batch writes and removes operators' results only in a "
+                       "folder of its own, never through a link; choose another output "
+                       "folder",
+                       ops.buf, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a folder");
+  } else if (lstat(id.buf, &st) != 0) {
+    rc = zlb_error_set(err, ZLB_EINVAL,
+                       "'%s' holds an ops/ folder but no run_identity.json: not a zlbench "
+                       "batch's folder, and a batch would replace the operators' folders "
+                       "in it; choose another output folder",
+                       dir);
+  }
+  zlb_strbuf_release(&ops);
+  zlb_strbuf_release(&id);
+  return rc;
+}
+
 static void stop_all(zlb__batch_t *b) {
   for (size_t i = 0; i < b->njobs; i++) {
     zlb__job_t *j = &b->jobs[i];
@@ -435,7 +468,8 @@ int zlb_batch_run(const zlb_batch_opts_t *o, zlb_batch_result_t *res, zlb_error_
     goto out;
   created_out = !o->list_only && !zlb_path_exists(o->out_dir);
   if (!o->list_only && ((rc = zlb_check_writable_dir(o->out_dir, err)) ||
-                        (rc = lock_out_dir(o->out_dir, &lock_fd, err))))
+                        (rc = lock_out_dir(o->out_dir, &lock_fd, err)) ||
+                        (rc = check_out_ops(o->out_dir, err))))
     goto out;
   if ((rc = zlb__discover_devices(&b, &ndev, err)) || (rc = zlb__check_flush(&b, err)))
     goto out;

@@ -105,4 +105,30 @@ expect_rc 2 B --ops good_copy --devices 7 --out "$TMP/o7"
 mkdir -p "$TMP/o8"
 expect_rc 2 B --ops good_copy --devices 7 --out "$TMP/o8"
 [ -d "$TMP/o8" ] || fail "a refused batch removed a folder that was there before"
+# An output folder whose ops/ is a link, or that holds an ops/ no batch
+# made (no run_identity.json), is refused before anything is written: a
+# batch replaces operators' folders, and must not through a link or in
+# someone else's folder. A replay through such a link is refused too.
+mkdir -p "$TMP/elsewhere/good_copy" "$TMP/o9" "$TMP/o10/ops/good_copy"
+echo mine >"$TMP/elsewhere/good_copy/mine.txt"
+echo mine >"$TMP/o10/ops/good_copy/mine.txt"
+ln -s ../elsewhere "$TMP/o9/ops"
+expect_rc 2 B --ops good_copy --out "$TMP/o9"
+expect_in "$TMP/err" "o9/ops' is a symbolic link"
+expect_rc 2 B --ops good_copy --out "$TMP/o10"
+expect_in "$TMP/err" "holds an ops/ folder but no run_identity.json"
+[ "$(cat "$TMP/elsewhere/good_copy/mine.txt" "$TMP/o10/ops/good_copy/mine.txt")" = "mine
+mine" ] || fail "a refused batch removed files of a folder it did not make"
+[ -e "$TMP/o9/run_identity.json" ] || [ -e "$TMP/o10/run_identity.json" ] &&
+  fail "a refused batch wrote its identity"
+expect_rc 0 B --ops good_copy --out "$TMP/o11" --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+cp -p "$TMP/o11/ops/good_copy/.complete" "$TMP/complete.before"
+mkdir -p "$TMP/o12" && ln -s ../o11/ops "$TMP/o12/ops"
+expect_rc 2 B --ops good_copy --out "$TMP/o12" --replay-from "$TMP/o11" --force
+cmp -s "$TMP/complete.before" "$TMP/o11/ops/good_copy/.complete" ||
+  fail "a replay through a linked ops/ rewrote the source's .complete"
+[ -d "$TMP/o11/ops/good_copy/attempts" ] || fail "a replay through a linked ops/ removed the source's attempts"
+# A batch's own folder goes on as before.
+expect_rc 0 B --ops good_copy --out "$TMP/o11" --shape-file "$ZLB_SRC/tests/data/cli/shapes_test.yaml"
+expect_in "$TMP/out" "1 resumed"
 echo "ok: batch input errors and display"

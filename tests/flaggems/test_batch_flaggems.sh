@@ -328,6 +328,7 @@ grep -q "attempt 1 (all dtypes)" "$TMP/out" && fail "the resume ran the all-dtyp
 # A progress file is untrusted input: one that cannot be read is said and
 # the operator starts over.
 mkdir -p "$TMP/res4/ops/abs"
+echo '{}' >"$TMP/res4/run_identity.json" # a batch's folder: a batch wrote its identity
 echo '{"schema": "zlbench-progress-1", "operator": "abs", "done": [' >"$TMP/res4/ops/abs/.progress"
 expect_rc 0 "$ZLBENCH" batch $FG $FAST --ops abs --dtypes float16 --out "$TMP/res4"
 expect_in "$TMP/out" "abs                  starts over: its .progress is unreadable"
