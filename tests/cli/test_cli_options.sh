@@ -144,6 +144,10 @@ ZL_LIB_DIR="$TMP/nolibs" expect_rc 2 "$ZLBENCH" run relu --backend host
 expect_in "$TMP/err" "unknown operator 'relu': no operator library found in ZL_LIB_DIR=$TMP/nolibs (expected libzlb_ops_host.so"
 ZL_LIB_DIR="$TMP/nolibs" expect_rc 2 "$ZLBENCH" plan relu --backend host
 expect_in "$TMP/err" "no operator library found in ZL_LIB_DIR=$TMP/nolibs"
+# batch says the same, not "registered: none", and makes no folder.
+ZL_LIB_DIR="$TMP/nolibs" expect_rc 2 "$ZLBENCH" batch --ops relu --backend host --out "$TMP/nolibs-out"
+expect_in "$TMP/err" "backend 'host' has no operator registered, since ZL_LIB_DIR=$TMP/nolibs holds no libzlb_ops_host.so"
+[ -e "$TMP/nolibs-out" ] && fail "a batch refused for its library left an output folder"
 
 # batch: both forms, and the run options reach every child verbatim.
 B() { "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 --shape-file "$TSH" "$@"; }
