@@ -233,10 +233,11 @@ static int collect(const char *root, const char *rel, int (*want)(const char *na
         rc = zlb_error_set(err, ZLB_EPARSE, "more than %zu %s under '%s'", max, what, root);
       else
         zlb_strvec_push(out, child.buf);
-    } else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) && want(de->d_name)) {
+    } else if (!S_ISREG(st.st_mode) && want(de->d_name)) {
       /* A FIFO or device under a results name is never opened (a FIFO
-       * would block), but not dropped silently either: the caller shows
-       * why it was skipped. */
+       * would block), nor is a link followed (it may lead out of the
+       * folder), but neither is dropped silently: the caller shows why it
+       * was skipped. */
       if (skipped)
         zlb_strvec_pushf(skipped, "skipping '%s': %s, not a regular file", full.buf,
                          zlb_node_kind(st.st_mode));
