@@ -17,7 +17,9 @@
 #            the batch (FlagGems in .flaggems, FG_RUNS, FG_OPS, OWN_S); not in the
 #            default list
 #   l2cold   bench/l2_cold.sh: the cold-L2 graph and queue timers against
-#            the trace timer over sizes of 2-500 us; not in the default list
+#            the trace timer over sizes of 2-500 us, for each operator of
+#            L2_OPS (default neg; "neg sum" adds a read-only kernel), each
+#            within L2_LIMIT s; not in the default list
 #   ab       bench/ab_self.sh: `zlbench ab --self` over the core screen
 #            (AB_RUNS times, default 3) and one run with add slowed by 5 %;
 #            not in the default list
@@ -232,11 +234,15 @@ stage_pyfid() {
 
 # Cold L2 against CUPTI (docs/timing.md, "Cold L2").
 stage_l2cold() {
-  BUILD="$BUILD" OUT="$WORK/l2cold" tmo "${L2_LIMIT:-240}" bash "$ROOT/bench/l2_cold.sh" \
-    >"$LOGS/l2cold.log" 2>&1
-  note "l2cold: rc=$?"
-  cp -r "$WORK/l2cold" "$LOGS/" 2>/dev/null
-  tail -12 "$LOGS/l2cold.log" | tee -a "$SUMMARY"
+  local op dir
+  for op in ${L2_OPS:-neg}; do
+    dir=l2cold$([ "$op" = neg ] || echo "-$op")
+    BUILD="$BUILD" OUT="$WORK/$dir" OP="$op" tmo "${L2_LIMIT:-240}" bash "$ROOT/bench/l2_cold.sh" \
+      >"$LOGS/$dir.log" 2>&1
+    note "l2cold ($op): rc=$?"
+    cp -r "$WORK/$dir" "$LOGS/" 2>/dev/null
+    tail -12 "$LOGS/$dir.log" | tee -a "$SUMMARY"
+  done
 }
 
 # Our candidates against torch's kernels, over the screen's rows

@@ -12,13 +12,21 @@
 # last diff column is graph cold against trace at the cold timers' flush
 # size, then graph cold at 256 MiB against trace at 256 MiB. Builds
 # nothing.
-# Usage: BUILD=build-gpu [ZLBENCH=$BUILD/bin/zlbench] [OUT=dir] bash bench/l2_cold.sh
+# OP (default neg) picks the operator, with its shapes in bench/l2/shapes.yaml:
+# `sum` reads as much but writes almost nothing, so the kernel leaves no
+# dirty output lines in the L2 for the next flush to write back; where the
+# cold timers' difference from trace grows with neg's output but not with
+# sum's, it is that write-back, which the flush after the kernel pays and
+# the flush alone (the subtracted part) does not.
+# Usage: BUILD=build-gpu [ZLBENCH=$BUILD/bin/zlbench] [OUT=dir] [OP=neg] bash bench/l2_cold.sh
 # OUT (optional): the full log, the JSON files and the table go there.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:?set BUILD to a build directory with the CUDA corpus (build-*/lib/zlbench/libzlb_ops_cuda.so)}
 ZLB=${ZLBENCH:-$BUILD/bin/zlbench}
 SHAPES=$ROOT/bench/l2/shapes.yaml
+OP=${OP:-neg}
+grep -q "^$OP:" "$SHAPES" || { echo "l2_cold.sh: no shapes for '$OP' in $SHAPES" >&2; exit 2; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/zlb-l2.XXXXXX")
 [ -x "$ZLB" ] || { echo "l2_cold.sh: no zlbench binary at $ZLB (set ZLBENCH)" >&2; exit 2; }
 ls "$BUILD"/lib/zlbench/libzlb_ops_cuda.so >/dev/null 2>&1 ||
@@ -29,8 +37,8 @@ LOG=$WORK/l2_cold.log
 run() { # name args...
   local name=$1
   shift
-  echo "== $name: $ZLB run neg --backend cuda --dtypes float32 --shape-file $SHAPES $*" >>"$LOG"
-  "$ZLB" run neg --backend cuda --dtypes float32 --shape-file "$SHAPES" \
+  echo "== $name: $ZLB run $OP --backend cuda --dtypes float32 --shape-file $SHAPES $*" >>"$LOG"
+  "$ZLB" run "$OP" --backend cuda --dtypes float32 --shape-file "$SHAPES" \
     --json "$WORK/$name.json" --out "$WORK/run-$name" "$@" >>"$LOG" 2>&1 ||
     echo "l2_cold.sh: $name: exit $? (see the log)" | tee -a "$LOG" >&2
 }
