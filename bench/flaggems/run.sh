@@ -249,7 +249,8 @@ device_name() {
 }
 
 # Finished operators of screen folder $1 whose results ran on a device other
-# than $2, not rerun yet: one name a line.
+# than $2, not rerun yet: one name a line, the quickest (by their seconds
+# in ops_status.csv) first, so that a call's budget reruns the most.
 stale_ops() {
   python3 - "$1" "$2" <<'PY'
 import csv, glob, json, os, sys
@@ -257,6 +258,7 @@ d, here = sys.argv[1], sys.argv[2]
 done = set()
 if os.path.exists(os.path.join(d, "rescreened")):
     done = set(open(os.path.join(d, "rescreened")).read().split())
+stale = []
 for r in csv.DictReader(open(os.path.join(d, "out", "ops_status.csv"), newline="")):
     op = r["operator"]
     if op in done:
@@ -271,7 +273,13 @@ for r in csv.DictReader(open(os.path.join(d, "out", "ops_status.csv"), newline="
         except (OSError, ValueError):
             devs.add(None)
     if devs != {here}:
-        print(op)
+        try:
+            sec = float(r["seconds"])
+        except ValueError:
+            sec = float("inf")
+        stale.append((sec, op))
+for _, op in sorted(stale):
+    print(op)
 PY
 }
 
