@@ -147,6 +147,8 @@ int zlb_cmd_ab(int argc, char **argv) {
     zlb_strbuf_addf(&outdir, "zlb-out/ab-%s", ts);
   }
   ao.run.out_dir = outdir.buf;
+  if ((code = zlb_cli_out_dir_kind("ab", ao.run.out_dir, "zlbench.ab/1")))
+    goto done;
   ao.run.argc = argc;
   ao.run.argv = argv;
   zlb_cli_run_attach(&ao.run);

@@ -94,6 +94,8 @@ int zlb_cmd_compare(int argc, char **argv) {
     rc = ZLB_EXIT_USAGE;
     goto out;
   }
+  if ((rc = zlb_cli_out_spares_inputs("compare", out, (const char *const *)args.v, 2, 0)))
+    goto out;
   if (zlb_cli_res_load(&a, args.v[0], &err) || zlb_cli_res_load(&b, args.v[1], &err)) {
     zlb_cli_errorf("compare: %s", err.msg);
     rc = ZLB_EXIT_USAGE;

@@ -96,6 +96,11 @@ int zlb_cmd_report(int argc, char **argv) {
     rc = ZLB_EXIT_USAGE;
     goto out;
   }
+  {
+    const char *inputs[2] = {args.v[0], cmp};
+    if ((rc = zlb_cli_out_spares_inputs("report", out, inputs, 2, 0)))
+      goto out;
+  }
   if (zlb_cli_res_load(&res, args.v[0], &err)) {
     zlb_cli_errorf("report: %s", err.msg);
     rc = ZLB_EXIT_USAGE;

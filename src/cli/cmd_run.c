@@ -78,6 +78,8 @@ int zlb_cmd_run(int argc, char **argv) {
     zlb_strbuf_addf(&outdir, "zlb-out/run-%s-%s", o.op, ts);
   }
   o.out_dir = outdir.buf;
+  if ((code = zlb_cli_out_dir_kind("run", o.out_dir, "zlbench.results/1")))
+    goto done;
   o.argc = argc;
   o.argv = argv;
   zlb_cli_run_attach(&o);

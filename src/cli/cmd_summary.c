@@ -75,6 +75,8 @@ int zlb_cmd_summary(int argc, char **argv) {
     rc = ZLB_EXIT_USAGE;
     goto out;
   }
+  if ((rc = zlb_cli_out_spares_inputs("summary", out, (const char *const *)&dir, 1, 1)))
+    goto out;
 
   rc = zlb_summary_scan_dir(&s, dir, &err);
   zlb_cli_warn_all(&s.warnings);
