@@ -427,6 +427,9 @@ def _default_backend_device(backend, device):
         if not isinstance(index, int):
             raise TypeError(f"device={device!r}: expected an int")
         device = index
+    # The C side takes an int: a larger ordinal would wrap to another device.
+    if not 0 <= device < 2**31:
+        raise ValueError(f"device={device}: expected an ordinal in 0..{2**31 - 1}")
     return backend, device
 
 
@@ -502,8 +505,9 @@ def measure(fn, *, timer="auto", warmup=25, rep=100, return_mode="median", quant
         # C ints (size_t for flush_bytes): ctypes would wrap larger values.
         if not -2**31 <= value < (2**63 if name == "flush_bytes" else 2**31):
             raise ValueError(f"{name}={value!r}: out of range")
-    if flush_bytes < 0:
-        raise ValueError(f"flush_bytes={flush_bytes}: expected >= 0")
+    if not 0 <= flush_bytes <= 16 << 30:
+        raise ValueError(f"flush_bytes={flush_bytes}: expected 0 (the backend's) to "
+                         f"{16 << 30} (16 GiB)")
     o.repeat = repeat
     o.flush = 1 if flush else 0
     o.flush_bytes = flush_bytes

@@ -263,6 +263,12 @@ static int read_opts(const zlb_measure_opts_t *in, zlb_measure_opts_t *o, zlb_er
   INT_IN(max_samples, 1, 10000000)
   INT_IN(trace_max_samples, 1, 1000000)
   INT_IN(counts, 0, 1)
+  /* As the CLI's --flush-mib: a flush buffer is device memory, and one
+   * beyond any cache's size by this much is a mistake, not a flush. */
+  if (o->flush_bytes > ((size_t)16 << 30))
+    return zlb_error_set(e, ZLB_EINVAL,
+                         "option flush_bytes must be at most 17179869184 (16 GiB), not %zu",
+                         o->flush_bytes);
 #undef FINITE_GE
 #undef FINITE_GT
 #undef INT_IN

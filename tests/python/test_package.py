@@ -412,3 +412,29 @@ def test_int_options_out_of_range():
         zlbench.measure(lambda: None, repeat=2**32 + 1, **QUICK)
     with pytest.raises(ValueError, match="max_samples"):
         zlbench.measure(lambda: None, max_samples=2**32 + 5, **QUICK)
+
+
+def test_flush_bytes_and_device_bounded():
+    """A flush buffer beyond 16 GiB is refused (it was allocated, and the
+    process aborted), and a device ordinal that a C int would wrap is
+    refused (2**32 measured device 0)."""
+    with pytest.raises(ValueError, match="flush_bytes"):
+        zlbench.measure(lambda: None, flush_bytes=2**40, **QUICK)
+    with pytest.raises(ValueError, match="flush_bytes"):
+        zlbench.measure(lambda: None, flush_bytes=(16 << 30) + 1, **QUICK)
+    with pytest.raises(ValueError, match="device=4294967296"):
+        zlbench.measure(lambda: None, device=2**32, **QUICK)
+    # The library refuses such a flush for any caller, not only this package.
+    import ctypes
+    from zlbench import _bench, _lib
+    lib = _lib.library()
+    zlbench.measure(lambda: None, **QUICK)  # opens the session
+    session = _bench._sessions.cache[("host", 0)]
+    o = _lib.MeasureOpts()
+    lib.zlb_measure_opts_init(ctypes.byref(o))
+    o.flush_bytes = 2**40
+    out = ctypes.c_void_p()
+    err = _lib.ApiError()
+    rc = lib.zlb_measure(session.handle, ctypes.byref(o), _lib.CALL_FN(lambda ctx, s, e: 0),
+                         _lib.CAPTURE_FN(), None, ctypes.byref(out), ctypes.byref(err))
+    assert rc != 0 and b"flush_bytes must be at most" in err.msg
