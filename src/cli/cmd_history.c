@@ -679,6 +679,8 @@ static int reference(sqlite3 *db, const char *dbpath, const zlb_res_set_t *cur, 
     out.impl[0] = zlb_xstrdup(r->impl[0]);
     out.impl[1] = zlb_xstrdup(r->impl[1]);
     out.speedup = out.pct_peak = out.bytes = out.flops = out.gbps = out.tflops = out.noise = NAN;
+    /* The database keeps no host time: none, not 0. */
+    out.host_us[0] = out.host_us[1] = NAN;
     out.cal = r->cal;
     ref->rows[ref->n++] = out;
   }

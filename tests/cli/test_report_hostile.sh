@@ -146,6 +146,10 @@ no_ctl "$TMP/out"
 [ "$(grep -c '^slower' "$TMP/out")" = 1 ] || fail "history check: not exactly one slower row"
 expect_rc 1 "$ZLBENCH" history check "$TMP/B" --db "$DB" --format md
 no_ctl "$TMP/out"
+# The database keeps no host time: the history side has none, not 0.
+expect_rc 1 "$ZLBENCH" history check "$TMP/B" --db "$DB" --format json
+expect_in "$TMP/out" '"a_host_us": null'
+grep -q '"a_host_us": 0' "$TMP/out" && fail "history check: the history side's host time read 0"
 
 # Reading never writes: show, list and check leave the file as it was.
 sum0=$(sha256sum <"$DB")
