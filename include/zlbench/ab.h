@@ -90,6 +90,8 @@ typedef struct zlb_ab_result {
   int same, faster, slower, ambiguous;
   int self;                  /* B is A: faster and slower are false verdicts */
   int interrupted, fatal;
+  int skipped;               /* operators that could not run here (counted in failed) */
+  int skip_code;             /* the first one's ZLB error code (0: none) */
   double seconds;
   char stop_reason[768];
 } zlb_ab_result_t;

@@ -156,6 +156,10 @@ int zlb_cmd_ab(int argc, char **argv) {
   rc = zlb_ab(&ao, &res, &err);
   if (rc) {
     code = zlb_cli_fail(&err);
+  } else if (!res.rows && res.skipped && !res.interrupted) {
+    /* Nothing measured, every operator refused for its input (a shape
+     * file, a dtype, a timer): that input's exit code, as run gives. */
+    code = zlb_exit_code_of(res.skip_code);
   } else if (res.self) {
     code = res.faster + res.slower || res.failed ? ZLB_EXIT_FAILED : ZLB_EXIT_OK;
   } else {

@@ -475,6 +475,7 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
   size_t nlist = 0;
   double t0 = zlb_now_s();
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
+  zlb_strvec_t skipped = ZLB_STRVEC_INIT; /* operator, why; in pairs */
   int rc;
 
   memset(res, 0, sizeof(*res));
@@ -604,10 +605,23 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
     zlb_error_t e = ZLB_ERROR_INIT;
     if (run_op(o, &sh, list[i], eb->op, &w, res, &stop, &e)) {
       /* An operator that cannot run here (a shape file without it, ...):
-       * said, and the others go on. */
+       * said, kept for results.json, and the others go on. */
       out_text(&w, "\n%s: skipped: %s\n", list[i]->op->name, e.msg);
+      zlb_strvec_push(&skipped, list[i]->op->name);
+      zlb_strvec_push(&skipped, e.msg);
+      if (!res->skipped++)
+        res->skip_code = e.code ? e.code : ZLB_EINVAL;
       res->failed++;
     }
+  }
+  zlb_jw_array_end(&w.json);
+  /* Why each skipped operator has no row. */
+  zlb_jw_key_array(&w.json, "skipped");
+  for (size_t i = 0; i + 1 < skipped.n; i += 2) {
+    zlb_jw_object_begin(&w.json);
+    zlb_jw_key_string(&w.json, "operator", skipped.v[i]);
+    zlb_jw_key_string(&w.json, "error", skipped.v[i + 1]);
+    zlb_jw_object_end(&w.json);
   }
   zlb_jw_array_end(&w.json);
   res->seconds = zlb_now_s() - t0;
@@ -666,6 +680,7 @@ out:
   free(list);
   zlb_jw_release(&w.json);
   zlb_strbuf_release(&p);
+  zlb_strvec_release(&skipped);
   if (!res->fatal)
     zlb_backend_close(sh.b);
   zlb_op_set_release(&sb);

@@ -124,6 +124,18 @@ rows = json.load(open(sys.argv[1]))["rows"]
 assert len(rows) == 2 and all(r["status"] == "SUCCESS" for r in rows), rows
 PY
 
+# An input that no operator can run with (a shape file that is not there,
+# a dtype it lacks): exit 2 as run gives, and results.json says why.
+expect_rc 2 "$ZLBENCH" ab steady_a --self --backend test --lib "$TESTOPS" --dtypes float32 \
+  --shape-file "$TMP/nonexistent.yaml" --out "$TMP/skip1"
+python3 - "$TMP/skip1/results.json" <<'PY' || fail "ab: a skipped operator's reason is not in results.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rows"] == [] and d["summary"]["failed"] == 1, d
+(s,) = d["skipped"]
+assert s["operator"] == "steady_a" and "nonexistent.yaml" in s["error"], s
+PY
+
 # Usage errors: exit 2, naming the option.
 expect_rc 2 AB steady_a --out "$TMP/u1"
 expect_in "$TMP/err" "--lib-b"
