@@ -136,6 +136,15 @@ int zlb_cmd_ab(int argc, char **argv) {
                    "one value");
     goto usage_error;
   }
+  if (ao.run.integrity) {
+    /* ab times in blocks of its own and applies none of the gate's checks
+     * (a timed iteration's outputs, the rate ceilings): accepting the flag
+     * would vouch for rows nothing checked. */
+    zlb_cli_errorf("--integrity (or ZL_INTEGRITY=1) does not apply to ab: its blocks apply "
+                   "none of the gate's checks; screen untrusted candidates with zlbench run "
+                   "--integrity (or batch --integrity) first");
+    goto usage_error;
+  }
   ao.run.trials = 1;
   ao.lib_b = lib_b;
   ao.ops = &args;

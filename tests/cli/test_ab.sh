@@ -147,6 +147,10 @@ expect_rc 2 "$ZLBENCH" ab steady_a --self --order bbaa
 expect_in "$TMP/err" "--order 'bbaa': expected random or abba"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --threshold 0
 expect_in "$TMP/err" "--threshold"
+expect_rc 2 "$ZLBENCH" ab steady_a --self --integrity
+expect_in "$TMP/err" "--integrity (or ZL_INTEGRITY=1) does not apply to ab"
+ZL_INTEGRITY=1 expect_rc 2 "$ZLBENCH" ab steady_a --self
+expect_in "$TMP/err" "does not apply to ab"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --trials 3
 expect_in "$TMP/err" "--trials"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --quantiles 0.5
