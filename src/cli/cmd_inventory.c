@@ -28,7 +28,7 @@ int zlb_cmd_inventory(int argc, char **argv) {
   zlb_error_t err = ZLB_ERROR_INIT;
   zlb_strvec_t args = ZLB_STRVEC_INIT;
   const char *backend = NULL, *inv_path = NULL;
-  int check = 0, registered = 0, code = ZLB_EXIT_OK, problems = 0;
+  int check = 0, registered = 0, code = ZLB_EXIT_OK, problems = 0, known = 0;
 
   {
     const zlb_cli_option_t opts[] = {
@@ -60,17 +60,33 @@ int zlb_cmd_inventory(int argc, char **argv) {
                    args.v[0]);
     goto usage_error;
   }
+  if (check && registered) {
+    zlb_cli_errorf("--check and --registered are alternatives: give one");
+    goto usage_error;
+  }
   if (backend) {
     const zlb_backend_desc_t *d;
     /* Unknown here may still be a backend an operator library adds. */
-    if (zlb_backend_lookup(backend, &d, &err) == 0)
+    if (zlb_backend_lookup(backend, &d, &err) == 0) {
       backend = d->name;
+      known = 1;
+    }
   }
   if (inv_path)
     zlb_strbuf_addstr(&inv, inv_path);
   zlb_error_clear(&err);
   if (zlb_cli_load_all_ops(&set, &libs, backend, &warn, &err)) {
     code = zlb_cli_fail(&err);
+    goto out;
+  }
+  for (size_t i = 0; backend && !known && i < set.n; i++)
+    known = !strcmp(set.v[i].op->backend, backend);
+  if (backend && !known) {
+    /* A typo would make --check pass with nothing listed or registered. */
+    zlb_cli_errorf("unknown backend '%s': neither built in nor added by an operator library "
+                   "here (`zlbench devices` lists the backends)",
+                   backend);
+    code = ZLB_EXIT_USAGE;
     goto out;
   }
   if (set.n > 1) /* no libraries found: nothing (and no array) to sort */

@@ -98,6 +98,12 @@ expect_in "$TMP/out" "2 rows, 1 SUCCESS, 1 FAILED"
 # The curated inventory matches what the host library registers.
 expect_rc 0 "$ZLBENCH" inventory --check --backend host
 expect_in "$TMP/out" "host: 15 listed, ok"
+# A misspelt backend fails the check instead of passing with nothing in it,
+# and --check with --registered is refused instead of ignoring --check.
+expect_rc 2 "$ZLBENCH" inventory --check --backend hots
+expect_in "$TMP/err" "unknown backend 'hots'"
+expect_rc 2 "$ZLBENCH" inventory --check --registered --backend host
+expect_in "$TMP/err" "--check and --registered are alternatives"
 # The listing commands work without a GPU.
 expect_rc 0 "$ZLBENCH" list --backend host
 expect_in "$TMP/out" "softmax          softmax"
