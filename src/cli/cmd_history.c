@@ -749,8 +749,17 @@ int zlb_history_trends(const char *dbarg, const zlb_res_set_t *cur, zlb_trend_t 
   *n = 0;
   if ((rc = zlb_history_path(dbarg, &path, err)))
     goto done;
-  if (!zlb_path_exists(path.buf))
-    goto done; /* no history yet: no trend */
+  if (!zlb_path_exists(path.buf)) {
+    /* The default database not made yet: no history, no trend. One named
+     * with --db that is not there is a mistake (a typo would show every
+     * operator without history). */
+    if (dbarg)
+      rc = zlb_error_set(err, ZLB_ENOTFOUND,
+                         "history database '%s' does not exist (zlbench history add writes "
+                         "it)",
+                         path.buf);
+    goto done;
+  }
   if ((rc = db_open(path.buf, DB_READ, &db, err))) {
     if (rc == ZLB_ENOTFOUND) { /* an empty database: no trend yet */
       zlb_error_clear(err);

@@ -146,6 +146,11 @@ no_ctl "$TMP/out"
 [ "$(grep -c '^slower' "$TMP/out")" = 1 ] || fail "history check: not exactly one slower row"
 expect_rc 1 "$ZLBENCH" history check "$TMP/B" --db "$DB" --format md
 no_ctl "$TMP/out"
+# A --db that is not there is an error for the report too (it drew every
+# operator without history, exit 0).
+expect_rc 2 "$ZLBENCH" report "$TMP/B" --history --db "$TMP/no-such.sqlite" --out "$TMP/nohist.html"
+expect_in "$TMP/err" "history database '$TMP/no-such.sqlite' does not exist"
+[ -e "$TMP/nohist.html" ] && fail "report wrote a page for a history database that is not there"
 # The database keeps no host time: the history side has none, not 0.
 expect_rc 1 "$ZLBENCH" history check "$TMP/B" --db "$DB" --format json
 expect_in "$TMP/out" '"a_host_us": null'
