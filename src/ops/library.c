@@ -170,8 +170,12 @@ int zlb_ops_load_library(zlb_op_set_t *set, const char *path, zlb_error_t *err) 
   rc = fn(&reg);
   if (lc.failed)
     return err && err->code ? err->code : ZLB_EINVAL;
+  /* A library that refuses to register is a bad --lib (exit 2), not a
+   * failed operator (exit 1). */
   if (rc)
-    return zlb_error_set(err, ZLB_EOP, "operator library '%s': %s() returned %d",
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "operator library '%s': %s() returned %d: the library refused to "
+                         "register its operators (its own message, if any, is above)",
                          path, ZLB_OP_ENTRY_SYMBOL, rc);
   /* The handle stays open: the operators live in it. */
   return 0;

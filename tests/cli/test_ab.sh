@@ -105,8 +105,8 @@ PY
 ZL_AB_WRAP="$TESTOPS" expect_rc 0 AB $OPS --lib-b "$WRAP" --out "$TMP/noslow"
 rows "$TMP/noslow/results.json" | grep -E ' (faster|slower)$' && fail "an unchanged B was called faster or slower"
 # A library B whose slowdown names an operator it lacks does not load
-# (its registration fails: exit 1, as for any library that refuses).
-ZL_AB_WRAP="$TESTOPS" ZL_AB_SLOW=no_such_op:5 expect_rc 1 AB steady_a --lib-b "$WRAP" --out "$TMP/u0"
+# (its registration fails: exit 2, as for any library that refuses).
+ZL_AB_WRAP="$TESTOPS" ZL_AB_SLOW=no_such_op:5 expect_rc 2 AB steady_a --lib-b "$WRAP" --out "$TMP/u0"
 expect_in "$TMP/err" "$WRAP"
 
 # --l2 cold (the graph timer flushes L2 before every call): the rows are
@@ -135,6 +135,16 @@ assert d["rows"] == [] and d["summary"]["failed"] == 1, d
 (s,) = d["skipped"]
 assert s["operator"] == "steady_a" and "nonexistent.yaml" in s["error"], s
 PY
+
+# A library that refuses to register (the wrapper without ZL_AB_WRAP) is a
+# bad --lib: exit 2 in every command, not the failed-operator exit 1.
+for c in devices list "plan relu" "run relu" "inventory --check"; do
+  # shellcheck disable=SC2086
+  env -u ZL_AB_WRAP "$ZLBENCH" $c --backend host --lib "$WRAP" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  [ $rc = 2 ] || fail "$c with a library that refuses to register exited $rc: $(cat "$TMP/err")"
+  expect_in "$TMP/err" "the library refused to register its operators"
+done
 
 # Usage errors: exit 2, naming the option.
 expect_rc 2 AB steady_a --out "$TMP/u1"
