@@ -37,6 +37,7 @@ int zlb_cmd_list(int argc, char **argv) {
   zlb_strvec_t args = ZLB_STRVEC_INIT;
   const char *backend = NULL, *family = NULL;
   const zlb_backend_desc_t *desc;
+  zlb_error_t lookup = ZLB_ERROR_INIT;
   int families = 0, code = ZLB_EXIT_OK;
   size_t shown = 0;
 
@@ -65,16 +66,42 @@ int zlb_cmd_list(int argc, char **argv) {
                    args.v[0]);
     goto usage_error;
   }
-  if (backend) {
-    if (zlb_backend_lookup(backend, &desc, &err)) {
-      zlb_cli_fail(&err);
-      goto usage_error;
-    }
+  /* A backend an operator library adds (--lib) is known only once the
+   * libraries are loaded: looked up before, checked after. */
+  if (backend && zlb_backend_lookup(backend, &desc, &lookup) == 0)
     backend = desc->name;
-  }
   if (zlb_cli_load_all_ops(&set, &libs, backend, &warn, &err)) {
     code = zlb_cli_fail(&err);
     goto out;
+  }
+  if (backend && lookup.code) {
+    int served = 0;
+    for (size_t i = 0; i < set.n && !served; i++)
+      served = !strcmp(set.v[i].op->backend, backend);
+    if (!served) {
+      zlb_cli_fail(&lookup);
+      goto usage_error;
+    }
+  }
+  /* Only this backend's operators, and this family's. */
+  {
+    size_t k = 0, seen = 0;
+    for (size_t i = 0; i < set.n; i++) {
+      if (family && !strcmp(set.v[i].op->family, family))
+        seen++;
+      if ((!backend || !strcmp(set.v[i].op->backend, backend)) &&
+          (!family || !strcmp(set.v[i].op->family, family)))
+        set.v[k++] = set.v[i];
+      else
+        free(set.v[i].library);
+    }
+    set.n = k;
+    if (family && !seen) {
+      /* A typo would list nothing and pass. */
+      zlb_cli_errorf("no operator of family '%s' here (`zlbench list --families` lists them)",
+                     family);
+      goto usage_error;
+    }
   }
   for (size_t i = 0; i < warn.n; i++)
     zlb_cli_warnf("%s", warn.v[i]);
@@ -103,8 +130,6 @@ int zlb_cmd_list(int argc, char **argv) {
     const zlb_op_t *op = set.v[i].op;
     zlb_strbuf_t dts = ZLB_STRBUF_INIT;
     char flags[64];
-    if (family && strcmp(op->family, family))
-      continue;
     shown++;
     zlb_dtype_mask_format(op->dtypes, &dts);
     flags_str(op, flags, sizeof(flags));

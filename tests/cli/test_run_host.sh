@@ -107,6 +107,15 @@ expect_in "$TMP/err" "--check and --registered are alternatives"
 # The listing commands work without a GPU.
 expect_rc 0 "$ZLBENCH" list --backend host
 expect_in "$TMP/out" "softmax          softmax"
+# A backend a --lib adds is listed (it was "unknown backend"), --family
+# filters --families too, and a family nothing has is an error, not "0".
+expect_rc 0 "$ZLBENCH" list --backend test --lib "$ZLB_TEST_OPS"
+expect_in "$TMP/out" "good_copy"
+expect_rc 0 "$ZLBENCH" list --families --family reduction --backend host
+expect_in "$TMP/out" "reduction"
+[ "$(wc -l <"$TMP/out")" = 2 ] || fail "list --families --family: $(cat "$TMP/out")"
+expect_rc 2 "$ZLBENCH" list --family no_such_family --backend host
+expect_in "$TMP/err" "no operator of family 'no_such_family'"
 expect_rc 0 "$ZLBENCH" devices --backend host
 expect_in "$TMP/out" "host (CPU)"
 expect_rc 0 "$ZLBENCH" plan softmax --backend host
