@@ -43,6 +43,31 @@ static int opt_count(const zlb_cli_option_t *opt, const char *name, const char *
   return zlb_cli_long_in(name, v, 0, 100000, "an integer 0..100000", ptr);
 }
 
+static int opt_positive(const zlb_cli_option_t *opt, const char *name, const char *v,
+                        void *ptr) {
+  (void)opt;
+  return zlb_cli_long_in(name, v, 1, 100000, "an integer 1..100000", ptr);
+}
+
+/* Where the results volume may be mounted: an absolute path of plain
+ * components, not / (it would hide the image's own files, zlbench and the
+ * shell included) and not a system folder the container needs. */
+static int mount_ok(const char *m) {
+  static const char *const sys[] = {"bin", "sbin", "lib", "lib64", "usr", "etc", "dev",
+                                    "proc", "sys", "run", "var", "boot"};
+  const char *first = m + 1;
+  size_t n;
+  if (m[0] != '/' || !m[1] || m[strlen(m) - 1] == '/' || strstr(m, "//") ||
+      strstr(m, "/./") || strstr(m, "/../") || !strcmp(m + strlen(m) - 2, "/.") ||
+      (strlen(m) >= 3 && !strcmp(m + strlen(m) - 3, "/..")))
+    return 0;
+  n = strcspn(first, "/");
+  for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+    if (strlen(sys[i]) == n && !strncmp(first, sys[i], n))
+      return 0;
+  return 1;
+}
+
 /* A Kubernetes name: lower-case letters, digits and '-', at most 52. */
 static int k8s_name_ok(const char *s) {
   size_t n = strlen(s);
@@ -83,10 +108,11 @@ int zlb_cmd_k8s(int argc, char **argv) {
                        "PersistentVolumeClaim every pod mounts (ReadWriteMany)"),
         ZLB_CLI_STRING("--vendor", "V", &vendor, "GPU vendor of the device plugin (default nvidia)"),
         ZLB_CLI_CALLBACK("--gpus", "G", opt_count, &gpus, "GPUs per pod (default 1; 0: none)"),
-        ZLB_CLI_CALLBACK("--parallelism", "P", opt_count, &parallelism,
-                         "pods at once (default: all shards)"),
+        ZLB_CLI_CALLBACK("--parallelism", "P", opt_positive, &parallelism,
+                         "pods at once, 1..100000 (default: all shards)"),
         ZLB_CLI_STRING("--name", "NAME", &name, "the Job's name (default zlbench)"),
-        ZLB_CLI_STRING("--mount", "PATH", &mount, "where the volume is mounted (default /results)"),
+        ZLB_CLI_STRING("--mount", "PATH", &mount,
+                       "where the volume is mounted (default /results; not / or a\nsystem folder such as /usr)"),
         ZLB_CLI_STRING("--zlbench", "PATH", &zlbench,
                        "zlbench in the image (default: zlbench on the image's PATH)"),
         ZLB_CLI_STRING("--template", "FILE", &tpl,
@@ -118,6 +144,13 @@ int zlb_cmd_k8s(int argc, char **argv) {
   }
   if (!plain_ok(image) || !plain_ok(mount) || mount[0] != '/' || !plain_ok(zlbench)) {
     zlb_cli_errorf("k8s: --image, --mount (absolute) and --zlbench must be plain words");
+    goto out;
+  }
+  if (!mount_ok(mount)) {
+    zlb_cli_errorf("k8s: --mount '%s': expected an absolute path of plain components, not / "
+                   "or a system folder (/bin, /usr, /etc, ...): the volume would hide the "
+                   "image's own files",
+                   mount);
     goto out;
   }
   for (size_t i = 0; i < sizeof(vendors) / sizeof(vendors[0]); i++)

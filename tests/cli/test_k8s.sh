@@ -78,6 +78,13 @@ for v in nvidia:nvidia.com/gpu amd:amd.com/gpu intel:gpu.intel.com/i915 ascend:h
 done
 render 2 /results --vendor none
 grep -q 'gpu\|Ascend' "$TMP/job.yaml" && fail "--vendor none still asks for a device: $(grep -n 'gpu' "$TMP/job.yaml")"
+# A mount that would hide the image's own files, and no pods at once.
+for m in / /usr/local /results/ /a/../b; do
+  expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c --mount "$m"
+  expect_in "$TMP/err" "--mount '$m'"
+done
+expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c --parallelism 0
+expect_in "$TMP/err" "--parallelism: expected an integer 1..100000"
 expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c --vendor acme
 expect_in "$TMP/err" "unknown --vendor 'acme'"
 expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c -- --out /elsewhere
