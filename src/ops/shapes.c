@@ -244,10 +244,31 @@ int zlb_shapes_resolve(const char *file, const char *op, const char *family,
                        file, entry->line, key);
     goto out;
   }
+  /* A misspelt field (comprehensive_shape) would drop its shapes without a
+   * word: every field is one of these. */
+  for (size_t i = 0; i < entry->n; i++) {
+    static const char *const fields[] = {"shapes", "comprehensive_shapes", "shape_desc", "<<"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof(fields) / sizeof(fields[0]) && !known; k++)
+      known = !strcmp(entry->keys[i], fields[k]);
+    if (!known) {
+      rc = zlb_error_set(err, ZLB_EPARSE,
+                         "%s:%d: key '%s' has an unknown field '%s' (expected shapes, "
+                         "comprehensive_shapes or shape_desc)",
+                         file, entry->key_lines ? entry->key_lines[i] : entry->line, key,
+                         entry->keys[i]);
+      goto out;
+    }
+  }
   {
     const zlb_yaml_node_t *desc = zlb_yaml_map_get(entry, "shape_desc");
-    if (desc && desc->kind == ZLB_YAML_SCALAR)
-      zlb_strlcpy(out->desc, desc->scalar, sizeof(out->desc));
+    if (desc && desc->kind != ZLB_YAML_SCALAR) {
+      rc = zlb_error_set(err, ZLB_EPARSE, "%s:%d: key '%s': shape_desc must be text", file,
+                         desc->line, key);
+      goto out;
+    }
+    if (desc)
+      zlb_strlcpy(out->desc, desc->scalar ? desc->scalar : "", sizeof(out->desc));
   }
   if ((rc = add_list(zlb_yaml_map_get(entry, "shapes"), file, "shapes", out, err)))
     goto out;

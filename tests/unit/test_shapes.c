@@ -79,6 +79,10 @@ static void test_errors(void **state) {
       {"notlist.yaml", "notlist.yaml:2: 'shapes' must be a list of shapes"},
       {"empty_key.yaml", "empty_key.yaml:2: key 'softmax' lists no shapes"},
       {"missing.yaml", "cannot read"},
+      {"unknown_field.yaml", "unknown_field.yaml:4: key 'softmax' has an unknown field "
+                             "'comprehensive_shape' (expected shapes, comprehensive_shapes "
+                             "or shape_desc)"},
+      {"desc_list.yaml", "desc_list.yaml:4: key 'softmax': shape_desc must be text"},
   };
   (void)state;
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
