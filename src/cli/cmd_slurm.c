@@ -115,6 +115,27 @@ static int write_script(const char *path, const zlb_strbuf_t *s) {
   return 0;
 }
 
+/* The merge's command line (each shard's folder, and a pointer per
+ * argument) must fit the kernel's limit for exec (ARG_MAX: 2 MiB on Linux,
+ * less elsewhere): beyond 1 MiB the merge would fail to start at the end
+ * of the run. 0, or an error said and ZLB_EXIT_USAGE; before anything is
+ * made. */
+static int merge_fits(const slurm_opts_t *o, const char *dir) {
+  zlb_strbuf_t q = ZLB_STRBUF_INIT;
+  size_t line = 0;
+  zlb_sh_quote(&q, dir);
+  for (long i = 0; i < o->shards; i++)
+    line += q.len + sizeof("/shard-") + (size_t)snprintf(NULL, 0, "%ld", i) + sizeof(char *) + 1;
+  zlb_strbuf_release(&q);
+  if (line <= ((size_t)1 << 20))
+    return 0;
+  zlb_cli_errorf("slurm: %ld shards under '%s' make a merge command of about %zu bytes, more "
+                 "than the 1 MiB a command line can take: use fewer shards (or a shorter "
+                 "--out)",
+                 o->shards, dir, line);
+  return ZLB_EXIT_USAGE;
+}
+
 /* The scripts and the config --rerun-missing reads back. */
 static int write_scripts(const slurm_opts_t *o, const char *dir, const char *exe,
                          const zlb_strvec_t *args) {
@@ -465,6 +486,8 @@ int zlb_cmd_slurm(int argc, char **argv) {
     }
     zlb_strbuf_addstr(&exe, "/zlbench");
   }
+  if ((code = merge_fits(&o, dir.buf)))
+    goto out;
   zlb_path_join(&p, dir.buf, "slurm");
   if (zlb_mkdirs(p.buf, &err)) {
     code = zlb_cli_fail(&err);

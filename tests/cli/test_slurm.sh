@@ -18,6 +18,11 @@ trap 'exit 143' TERM INT
 # The batch options after "--" are checked as `zlbench batch` reads them,
 # before anything is written or submitted: an unknown or bad one used to
 # fail only on the cluster. Needs no cluster.
+# A shard count whose merge command could not start (beyond the exec
+# limit): refused before anything is written.
+expect_rc 2 "$ZLBENCH" slurm --out "$TMP/huge" --shards 100000
+expect_in "$TMP/err" "more than the 1 MiB a command line can take"
+[ -e "$TMP/huge" ] && fail "slurm wrote scripts whose merge could not start"
 expect_rc 2 "$ZLBENCH" slurm --out "$TMP/bad" --shards 2 -- --frobnicate
 expect_in "$TMP/err" "unknown option '--frobnicate' for 'zlbench batch'"
 expect_rc 2 "$ZLBENCH" slurm --out "$TMP/bad" --shards 2 -- --backend host --rep-ms nan
