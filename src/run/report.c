@@ -74,6 +74,14 @@ void zlb__banner_start(zlb__run_t *r) {
   }
   zlb__emit(r, "l2=%s  dtypes=%s  level=%s  shapes=%s[%s]\n", l2, dts.buf,
             r->o->level ? "comprehensive" : "core", r->shapes.source, r->shapes.key);
+  if (r->o->dtypes & ~r->op->dtypes) {
+    /* Requested, but the operator lacks them: said, not dropped silently. */
+    zlb_strbuf_t no = ZLB_STRBUF_INIT;
+    zlb_dtype_mask_format(r->o->dtypes & ~r->op->dtypes, &no);
+    zlb__emit(r, "dtypes not run: %s (%s does not have %s)\n", no.buf, r->op->name,
+              strchr(no.buf, ',') ? "them" : "it");
+    zlb_strbuf_release(&no);
+  }
   zlb__emit(r, "baseline=%s  candidate=%s  return=%s  stop=%s%s%s\n", r->op->baseline.name,
             r->op->candidate.name, zlb_return_mode_name(r->timing.return_mode),
             zlb_stop_name(r->timing.stop), r->deny ? "  capture=denied by " : "",

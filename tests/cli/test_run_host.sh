@@ -95,6 +95,13 @@ expect_in "$TMP/out" "sort: dim=0 is not supported; the host operator works alon
 expect_in "$TMP/dim/run.log" "[4, 8], dim=-1"
 expect_in "$TMP/out" "2 rows, 1 SUCCESS, 1 FAILED"
 
+grep -q 'dtypes not run' "$TMP/sm/run.log" && fail "a dtype softmax has was said not run"
+# A requested dtype the operator lacks is said, not dropped without a word.
+expect_rc 0 "$ZLBENCH" run softmax --backend host --dtypes float32,int32 --shape-file "$SH" \
+  --out "$TMP/sm-int" $QUICK
+expect_in "$TMP/out" "dtypes not run: int32 (softmax does not have it)"
+expect_in "$TMP/sm-int/run.log" "dtypes not run: int32"
+
 # The curated inventory matches what the host library registers.
 expect_rc 0 "$ZLBENCH" inventory --check --backend host
 expect_in "$TMP/out" "host: 15 listed, ok"
