@@ -46,6 +46,17 @@ int main(int argc, char **argv) {
     return ZLB_EXIT_USAGE;
   }
   if (zlb_cli_is_help(argv[1]) || !strcmp(argv[1], "help")) {
+    /* `zlbench help CMD` is `zlbench CMD --help`. */
+    if (!strcmp(argv[1], "help") && argc > 2) {
+      static char help_flag[] = "--help";
+      char *hargv[3] = {argv[2], help_flag, NULL};
+      for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(argv[2], commands[i].name))
+          return commands[i].fn(2, hargv);
+      zlb_cli_errorf("unknown command '%s'", argv[2]);
+      usage(stderr);
+      return ZLB_EXIT_USAGE;
+    }
     usage(stdout);
     return ZLB_EXIT_OK;
   }

@@ -519,11 +519,16 @@ int zlb_ab(const zlb_ab_opts_t *o, zlb_ab_result_t *res, zlb_error_t *err) {
   if (o->ops && o->ops->n) {
     for (size_t i = 0; i < o->ops->n; i++) {
       const zlb_op_entry_t *e = zlb_ops_find(&sa, o->ops->v[i], sh.b->desc->name);
+      int twice = 0;
       if (!e) {
         rc = zlb_ops_unknown(&sa, o->ops->v[i], sh.b->desc->name, err);
         goto out;
       }
-      list[nlist++] = e;
+      /* Named twice: compared once (twice would count its rows twice). */
+      for (size_t k = 0; k < nlist && !twice; k++)
+        twice = list[k] == e;
+      if (!twice)
+        list[nlist++] = e;
     }
   } else {
     /* The core screen's operators: the inventory's for this backend less

@@ -32,6 +32,10 @@ expect_in "$TMP/out" "false verdicts: 0 of 6 rows"
 expect_in "$TMP/self/ab.log" "false verdicts: 0 of 6 rows"
 [ "$(rows "$TMP/self/results.json" | wc -l)" = 6 ] || fail "--self: not 6 rows"
 rows "$TMP/self/results.json" | grep -E ' (faster|slower)$' && fail "--self gave a false verdict"
+# An operator named twice is compared once (its rows were counted twice).
+expect_rc 0 AB steady_a steady_a --self --out "$TMP/twice"
+[ "$(rows "$TMP/twice/results.json" | wc -l)" = "$(rows "$TMP/self/results.json" | grep -c '^steady_a ')" ] ||
+  fail "an operator named twice was compared twice: $(rows "$TMP/twice/results.json")"
 # A test slowdown of both sides (the same library) is no difference either.
 ZL_TEST_SLOWDOWN=steady_b:1.10 expect_rc 0 AB $OPS --self --out "$TMP/self2"
 rows "$TMP/self2/results.json" | grep -E ' (faster|slower)$' && fail "--self with a slowdown of both sides gave a verdict"

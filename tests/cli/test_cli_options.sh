@@ -172,6 +172,12 @@ expect_rc 2 B --out "$TMP/b3" good_copy
 expect_in "$TMP/err" "unexpected argument 'good_copy' for 'zlbench batch'"
 [ -e "$TMP/b3" ] && fail "a batch with bad options created its output folder"
 
+# `zlbench help CMD` is CMD's own help; an unknown CMD is an error.
+expect_rc 0 "$ZLBENCH" help run
+expect_in "$TMP/out" "usage: zlbench run OP"
+expect_rc 2 "$ZLBENCH" help frobnicate
+expect_in "$TMP/err" "unknown command 'frobnicate'"
+
 # The other commands: unknown option and missing value.
 for cmd in list devices plan inventory summary; do
   expect_rc 2 "$ZLBENCH" $cmd --frobnicate
