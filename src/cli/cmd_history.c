@@ -13,6 +13,8 @@
 #include "cmp_opts.h"
 #include "history.h"
 #include "zlbench/base.h"
+#include "zlbench/dtype.h"
+#include "zlbench/ops.h"
 #include "zlbench/json.h"
 
 #ifdef ZLB_HAVE_SQLITE
@@ -892,8 +894,9 @@ int zlb_cmd_history(int argc, char **argv) {
   zlb_error_t err = ZLB_ERROR_INIT;
   const char *db = NULL, *dtype = NULL, *shape = NULL;
   zlb_cmp_format_t fmt = ZLB_FMT_TEXT;
-  long last = 5;
-  int rc = ZLB_EXIT_USAGE;
+  long last = -1; /* -1: not given (5) */
+  int rc = ZLB_EXIT_USAGE, fmt_given = 0;
+  zlb_dtype_t dt;
 
   zlb_cmp_opts_init(&o);
   {
@@ -923,6 +926,26 @@ int zlb_cmd_history(int argc, char **argv) {
     zlb_cli_errorf("history: give a subcommand: add DIR, show OP, check DIR or list");
     goto out;
   }
+  fmt_given = fmt != ZLB_FMT_TEXT;
+  /* An option of another subcommand would be ignored without a word. */
+  if ((dtype || shape) && strcmp(args.v[0], "show")) {
+    zlb_cli_errorf("history %s: --dtype and --shape belong to 'history show'", args.v[0]);
+    goto out;
+  }
+  if ((last >= 0 || fmt_given) && strcmp(args.v[0], "check")) {
+    zlb_cli_errorf("history %s: --last and --format belong to 'history check'", args.v[0]);
+    goto out;
+  }
+  if (last < 0)
+    last = 5;
+  /* The names the rows are stored under: fp32 and FLOAT32 are float32. */
+  if (dtype) {
+    if (zlb_dtype_parse(dtype, &dt)) {
+      zlb_cli_errorf("history show: unknown dtype '%s'", dtype);
+      goto out;
+    }
+    dtype = zlb_dtype_name(dt);
+  }
   if (zlb_history_path(db, &path, &err)) {
     zlb_cli_errorf("history: %s", err.msg);
     goto out;
@@ -935,9 +958,16 @@ int zlb_cmd_history(int argc, char **argv) {
     rc = history_check(path.buf, args.v[1], last, &o, fmt);
   else if (!strcmp(args.v[0], "list") && args.n == 1)
     rc = history_list(path.buf);
+  else if (!strcmp(args.v[0], "list"))
+    zlb_cli_errorf("history list takes no argument (got '%s')", args.v[1]);
+  else if (!strcmp(args.v[0], "add") || !strcmp(args.v[0], "show") ||
+           !strcmp(args.v[0], "check"))
+    zlb_cli_errorf("history %s takes one %s (got %zu)", args.v[0],
+                   strcmp(args.v[0], "show") ? "folder" : "operator", args.n - 1);
   else
-    zlb_cli_errorf("history: expected 'add DIR', 'show OP', 'check DIR' or 'list' (got '%s'%s)",
-                   args.v[0], args.n > 2 ? " and more" : "");
+    zlb_cli_errorf("history: unknown subcommand '%s': expected 'add DIR', 'show OP', "
+                   "'check DIR' or 'list'",
+                   args.v[0]);
 out:
   zlb_strvec_release(&args);
   zlb_strbuf_release(&path);

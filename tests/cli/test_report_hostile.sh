@@ -146,6 +146,20 @@ no_ctl "$TMP/out"
 [ "$(grep -c '^slower' "$TMP/out")" = 1 ] || fail "history check: not exactly one slower row"
 expect_rc 1 "$ZLBENCH" history check "$TMP/B" --db "$DB" --format md
 no_ctl "$TMP/out"
+# history show finds rows by any spelling of the dtype; an option of
+# another subcommand, and an argument too many, are named, not ignored.
+expect_rc 0 "$ZLBENCH" history show "$EVIL_REAL" --dtype float32 --db "$DB"
+cp "$TMP/out" "$TMP/show.float32"
+expect_rc 0 "$ZLBENCH" history show "$EVIL_REAL" --dtype FP32 --db "$DB"
+cmp -s "$TMP/out" "$TMP/show.float32" || fail "history show --dtype FP32 differs from float32"
+expect_rc 2 "$ZLBENCH" history show relu --last 3 --db "$DB"
+expect_in "$TMP/err" "--last and --format belong to 'history check'"
+expect_rc 2 "$ZLBENCH" history check "$TMP/B" --dtype float32 --db "$DB"
+expect_in "$TMP/err" "--dtype and --shape belong to 'history show'"
+expect_rc 2 "$ZLBENCH" history list extra --db "$DB"
+expect_in "$TMP/err" "history list takes no argument (got 'extra')"
+expect_rc 2 "$ZLBENCH" history show relu --dtype float99 --db "$DB"
+expect_in "$TMP/err" "unknown dtype 'float99'"
 # A --db that is not there is an error for the report too (it drew every
 # operator without history, exit 0).
 expect_rc 2 "$ZLBENCH" report "$TMP/B" --history --db "$TMP/no-such.sqlite" --out "$TMP/nohist.html"
