@@ -129,6 +129,13 @@ int zlb_cmd_devices(int argc, char **argv) {
     code = zlb_cli_fail(&err);
     goto out;
   }
+  if (count && json) {
+    /* --count prints "NAME N", which batch reads: not JSON. */
+    zlb_cli_errorf("devices: --count and --json are alternatives (--json lists every "
+                   "device with its count)");
+    code = ZLB_EXIT_USAGE;
+    goto out;
+  }
   if (count) {
     int n = 0;
     if (zlb_backend_open_name(name, &b, &err) || b->v->device_count(b, &n, &err)) {

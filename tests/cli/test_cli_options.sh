@@ -172,6 +172,9 @@ expect_rc 2 B --out "$TMP/b3" good_copy
 expect_in "$TMP/err" "unexpected argument 'good_copy' for 'zlbench batch'"
 [ -e "$TMP/b3" ] && fail "a batch with bad options created its output folder"
 
+# devices --count prints "NAME N" (batch reads it): not with --json.
+expect_rc 2 "$ZLBENCH" devices --backend host --count --json
+expect_in "$TMP/err" "--count and --json are alternatives"
 # `zlbench help CMD` is CMD's own help; an unknown CMD is an error.
 expect_rc 0 "$ZLBENCH" help run
 expect_in "$TMP/out" "usage: zlbench run OP"
