@@ -236,7 +236,9 @@ stage_screen() {
   waited=$(tail -n +$((lines0 + 1)) "$WORK/logs/screen.log" | grep -c 'it waited to run again alone')
   [ "$waited" -gt 0 ] && note "screen: $waited operator(s) were waiting to rerun alone when the batch stopped (out of memory beside others); a later call runs them"
   tail -3 "$WORK/logs/screen.log" | tee -a "$SUMMARY"
-  [ -n "$SCREEN_DEVICE" ] && [ "$rc" = 0 ] && rescreen "$d" "$here"
+  # Every operator finished (exit 0, or 1 when some are not ok: skipped,
+  # timeout, failed): those that ran on another device model go again.
+  [ -n "$SCREEN_DEVICE" ] && { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && rescreen "$d" "$here"
   return 0
 }
 
@@ -306,10 +308,13 @@ rescreen() {
   done <"$d/stale.txt"
   note "screen: rerun here: rc=$rc after $((SECONDS - t0)) s, $(wc -l <"$d/rescreened" 2>/dev/null || echo 0) rerun in all, $(($(stale_ops "$d" "$here" | wc -l))) left"
   # The full selection again, so that run_identity.json lists it (the
-  # rerun's names only its operators): everything resumes, nothing runs.
-  "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" --backend "$BACKEND" \
-    --level core --ops-file "$d/ops.txt" --out "$d/out" --timeout "$OP_TIMEOUT" --retries 1 \
-    --jobs-per-device "$JOBS" --progress never ${SCREEN_ARGS:-} >>"$WORK/logs/screen.log" 2>&1
+  # rerun's names only its operators): everything resumes, nothing runs
+  # (the next call's batch does the same if this one has no time left).
+  [ "$(left)" -gt 40 ] &&
+    timeout -s INT -k 10 30 "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" \
+      --backend "$BACKEND" --level core --ops-file "$d/ops.txt" --out "$d/out" \
+      --timeout "$OP_TIMEOUT" --retries 1 --jobs-per-device "$JOBS" --progress never \
+      ${SCREEN_ARGS:-} >>"$WORK/logs/screen.log" 2>&1
   return 0
 }
 
