@@ -939,12 +939,13 @@ int zlb_cmd_history(int argc, char **argv) {
   if (last < 0)
     last = 5;
   /* The names the rows are stored under: fp32 and FLOAT32 are float32. */
+  /* A name zlbench does not know (FlagGems' complex64) is matched as
+   * stored, less torch's "torch." prefix. */
   if (dtype) {
-    if (zlb_dtype_parse(dtype, &dt)) {
-      zlb_cli_errorf("history show: unknown dtype '%s'", dtype);
-      goto out;
-    }
-    dtype = zlb_dtype_name(dt);
+    if (!zlb_dtype_parse(dtype, &dt))
+      dtype = zlb_dtype_name(dt);
+    else if (!strncmp(dtype, "torch.", 6))
+      dtype += 6;
   }
   if (zlb_history_path(db, &path, &err)) {
     zlb_cli_errorf("history: %s", err.msg);

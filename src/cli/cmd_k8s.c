@@ -50,21 +50,25 @@ static int opt_positive(const zlb_cli_option_t *opt, const char *name, const cha
 }
 
 /* Where the results volume may be mounted: an absolute path of plain
- * components, not / (it would hide the image's own files, zlbench and the
- * shell included) and not a system folder the container needs. */
-static int mount_ok(const char *m) {
-  static const char *const sys[] = {"bin", "sbin", "lib", "lib64", "usr", "etc", "dev",
-                                    "proc", "sys", "run", "var", "boot"};
-  const char *first = m + 1;
-  size_t n;
-  if (m[0] != '/' || !m[1] || m[strlen(m) - 1] == '/' || strstr(m, "//") ||
-      strstr(m, "/./") || strstr(m, "/../") || !strcmp(m + strlen(m) - 2, "/.") ||
-      (strlen(m) >= 3 && !strcmp(m + strlen(m) - 3, "/..")))
+ * components that hides nothing the container runs: not / or a system
+ * folder itself (/usr, /usr/local/bin, /etc, ...; a folder below one, such
+ * as /var/lib/zlbench, is fine), and not a folder holding --zlbench. */
+static int mount_ok(const char *m, const char *zlbench) {
+  static const char *const sys[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                                    "/usr", "/usr/bin", "/usr/sbin", "/usr/lib",
+                                    "/usr/lib64", "/usr/local", "/usr/local/bin",
+                                    "/usr/local/lib", "/etc", "/dev", "/proc", "/sys",
+                                    "/run", "/var", "/boot", "/opt", "/tmp", "/home", "/root"};
+  size_t n = strlen(m);
+  if (m[0] != '/' || n < 2 || m[n - 1] == '/' || strstr(m, "//") || strstr(m, "/./") ||
+      strstr(m, "/../") || !strcmp(m + n - 2, "/.") || (n >= 3 && !strcmp(m + n - 3, "/..")))
     return 0;
-  n = strcspn(first, "/");
   for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
-    if (strlen(sys[i]) == n && !strncmp(first, sys[i], n))
+    if (!strcmp(m, sys[i]))
       return 0;
+  /* zlbench inside the mount would be hidden by the volume. */
+  if (zlbench && zlbench[0] == '/' && !strncmp(zlbench, m, n) && zlbench[n] == '/')
+    return 0;
   return 1;
 }
 
@@ -146,10 +150,10 @@ int zlb_cmd_k8s(int argc, char **argv) {
     zlb_cli_errorf("k8s: --image, --mount (absolute) and --zlbench must be plain words");
     goto out;
   }
-  if (!mount_ok(mount)) {
+  if (!mount_ok(mount, zlbench)) {
     zlb_cli_errorf("k8s: --mount '%s': expected an absolute path of plain components, not / "
-                   "or a system folder (/bin, /usr, /etc, ...): the volume would hide the "
-                   "image's own files",
+                   "or a system folder (/bin, /usr, /etc, ...) and not one holding --zlbench: "
+                   "the volume would hide the image's own files",
                    mount);
     goto out;
   }

@@ -97,8 +97,15 @@ int zlb_cmd_report(int argc, char **argv) {
     goto out;
   }
   {
-    const char *inputs[2] = {args.v[0], cmp};
-    if ((rc = zlb_cli_out_spares_inputs("report", out, inputs, 2, 0)))
+    /* The history database is an input too (its default path as well). */
+    zlb_strbuf_t dbp = ZLB_STRBUF_INIT;
+    const char *inputs[3] = {args.v[0], cmp, NULL};
+    if ((history || db) && !zlb_history_path(db, &dbp, &err))
+      inputs[2] = dbp.buf;
+    zlb_error_clear(&err);
+    rc = zlb_cli_out_spares_inputs("report", out, inputs, 3, 0);
+    zlb_strbuf_release(&dbp);
+    if (rc)
       goto out;
   }
   if (zlb_cli_res_load(&res, args.v[0], &err)) {

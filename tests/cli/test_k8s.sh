@@ -79,10 +79,14 @@ done
 render 2 /results --vendor none
 grep -q 'gpu\|Ascend' "$TMP/job.yaml" && fail "--vendor none still asks for a device: $(grep -n 'gpu' "$TMP/job.yaml")"
 # A mount that would hide the image's own files, and no pods at once.
-for m in / /usr/local /results/ /a/../b; do
+for m in / /usr/local /results/ /a/../b /opt; do
   expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c --mount "$m"
   expect_in "$TMP/err" "--mount '$m'"
 done
+# A folder below a system folder hides nothing; one holding zlbench does.
+expect_rc 0 "$ZLBENCH" k8s --shards 2 --image i --claim c --mount /var/lib/zlbench
+expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c --mount /opt/zlb --zlbench /opt/zlb/bin/zlbench
+expect_in "$TMP/err" "not one holding --zlbench"
 expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c --parallelism 0
 expect_in "$TMP/err" "--parallelism: expected an integer 1..100000"
 expect_rc 2 "$ZLBENCH" k8s --shards 2 --image i --claim c --vendor acme

@@ -158,8 +158,18 @@ expect_rc 2 "$ZLBENCH" history check "$TMP/B" --dtype float32 --db "$DB"
 expect_in "$TMP/err" "--dtype and --shape belong to 'history show'"
 expect_rc 2 "$ZLBENCH" history list extra --db "$DB"
 expect_in "$TMP/err" "history list takes no argument (got 'extra')"
-expect_rc 2 "$ZLBENCH" history show relu --dtype float99 --db "$DB"
-expect_in "$TMP/err" "unknown dtype 'float99'"
+expect_rc 2 "$ZLBENCH" history show "$EVIL_REAL" --dtype float99 --db "$DB"
+expect_in "$TMP/err" "dtype float99"
+# A dtype zlbench does not know is matched as stored (FlagGems' complex64).
+mkdir -p "$TMP/cx" && sed 's/"float32"/"complex64"/' "$TMP/A0/results.json" >"$TMP/cx/results.json"
+expect_rc 0 "$ZLBENCH" history add "$TMP/cx" --db "$TMP/cx.sqlite"
+expect_rc 0 "$ZLBENCH" history show relu --dtype torch.complex64 --db "$TMP/cx.sqlite"
+expect_in "$TMP/out" "complex64"
+# The report's history database is one of its inputs: never its --out.
+cp "$TMP/cx.sqlite" "$TMP/cx.before"
+expect_rc 2 "$ZLBENCH" report "$TMP/cx" --db "$TMP/cx.sqlite" --out "$TMP/cx.sqlite"
+expect_in "$TMP/err" "is the input"
+cmp -s "$TMP/cx.before" "$TMP/cx.sqlite" || fail "report --out overwrote its history database"
 # A --db that is not there is an error for the report too (it drew every
 # operator without history, exit 0).
 expect_rc 2 "$ZLBENCH" report "$TMP/B" --history --db "$TMP/no-such.sqlite" --out "$TMP/nohist.html"
