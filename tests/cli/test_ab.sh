@@ -162,9 +162,11 @@ expect_in "$TMP/err" "--order 'bbaa': expected random or abba"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --threshold 0
 expect_in "$TMP/err" "--threshold"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --integrity
-expect_in "$TMP/err" "--integrity (or ZL_INTEGRITY=1) does not apply to ab"
-ZL_INTEGRITY=1 expect_rc 2 "$ZLBENCH" ab steady_a --self
-expect_in "$TMP/err" "does not apply to ab"
+expect_in "$TMP/err" "--integrity does not apply to ab"
+# Exported for a whole session, ZL_INTEGRITY=1 is said and not applied.
+ZL_INTEGRITY=1 expect_rc 0 AB steady_a --self --out "$TMP/envint"
+expect_in "$TMP/err" "ZL_INTEGRITY=1 is ignored by ab"
+[ "$(rows "$TMP/envint/results.json" | wc -l)" -gt 0 ] || fail "ab with ZL_INTEGRITY=1 measured nothing"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --trials 3
 expect_in "$TMP/err" "--trials"
 expect_rc 2 "$ZLBENCH" ab steady_a --self --quantiles 0.5
