@@ -246,25 +246,24 @@ int zlb__select_ops(zlb__batch_t *b, const zlb__registered_t *reg, zlb_strvec_t 
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   int rc = 0;
 
+  if (!reg->names.n && !strcmp(b->prov->name, "zlbench")) {
+    /* No operator at all: the library is missing, not a name. */
+    const char *env = getenv("ZL_LIB_DIR");
+    if (env && *env)
+      rc = zlb_error_set(err, ZLB_ENOTFOUND,
+                         "backend '%s' has no operator registered, since ZL_LIB_DIR=%s holds "
+                         "no libzlb_ops_%s.so; point ZL_LIB_DIR at the folder holding it, or "
+                         "unset it",
+                         b->backend, env, b->backend);
+    else
+      rc = zlb_error_set(err, ZLB_ENOTFOUND,
+                         "backend '%s' has no operator registered (this build has no "
+                         "operator library for it; load one with --lib)",
+                         b->backend);
+    goto out;
+  }
   if (o->ops.n) {
     for (size_t i = 0; i < o->ops.n; i++) {
-      if (zlb_strvec_find(&reg->names, o->ops.v[i]) < 0 && !reg->names.n &&
-          !strcmp(b->prov->name, "zlbench")) {
-        /* No operator at all: the library is missing, not the name. */
-        const char *env = getenv("ZL_LIB_DIR");
-        if (env && *env)
-          rc = zlb_error_set(err, ZLB_ENOTFOUND,
-                             "unknown operator '%s': backend '%s' has no operator registered, "
-                             "since ZL_LIB_DIR=%s holds no libzlb_ops_%s.so; point ZL_LIB_DIR "
-                             "at the folder holding it, or unset it",
-                             o->ops.v[i], b->backend, env, b->backend);
-        else
-          rc = zlb_error_set(err, ZLB_ENOTFOUND,
-                             "unknown operator '%s': backend '%s' has no operator registered "
-                             "(this build has no operator library for it; load one with --lib)",
-                             o->ops.v[i], b->backend);
-        goto out;
-      }
       if (zlb_strvec_find(&reg->names, o->ops.v[i]) < 0) {
         zlb_strbuf_t known = ZLB_STRBUF_INIT;
         zlb_strvec_join(&reg->names, ", ", &known);

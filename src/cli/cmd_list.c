@@ -87,7 +87,8 @@ int zlb_cmd_list(int argc, char **argv) {
   {
     size_t k = 0, seen = 0;
     for (size_t i = 0; i < set.n; i++) {
-      if (family && !strcmp(set.v[i].op->family, family))
+      if (family && !strcmp(set.v[i].op->family, family) &&
+          (!backend || !strcmp(set.v[i].op->backend, backend)))
         seen++;
       if ((!backend || !strcmp(set.v[i].op->backend, backend)) &&
           (!family || !strcmp(set.v[i].op->family, family)))

@@ -262,6 +262,8 @@ int zlb_shapes_resolve(const char *file, const char *op, const char *family,
   }
   {
     const zlb_yaml_node_t *desc = zlb_yaml_map_get(entry, "shape_desc");
+    if (desc && zlb_yaml_is_null(desc))
+      desc = NULL; /* `shape_desc:` with nothing: no description */
     if (desc && desc->kind != ZLB_YAML_SCALAR) {
       rc = zlb_error_set(err, ZLB_EPARSE, "%s:%d: key '%s': shape_desc must be text", file,
                          desc->line, key);

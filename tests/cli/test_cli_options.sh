@@ -148,6 +148,9 @@ expect_in "$TMP/err" "no operator library found in ZL_LIB_DIR=$TMP/nolibs"
 ZL_LIB_DIR="$TMP/nolibs" expect_rc 2 "$ZLBENCH" batch --ops relu --backend host --out "$TMP/nolibs-out"
 expect_in "$TMP/err" "backend 'host' has no operator registered, since ZL_LIB_DIR=$TMP/nolibs holds no libzlb_ops_host.so"
 [ -e "$TMP/nolibs-out" ] && fail "a batch refused for its library left an output folder"
+# The same without --ops (the selection from the inventory).
+ZL_LIB_DIR="$TMP/nolibs" expect_rc 2 "$ZLBENCH" batch --backend host --out "$TMP/nolibs-out"
+expect_in "$TMP/err" "since ZL_LIB_DIR=$TMP/nolibs holds no libzlb_ops_host.so"
 
 # batch: both forms, and the run options reach every child verbatim.
 B() { "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 --shape-file "$TSH" "$@"; }

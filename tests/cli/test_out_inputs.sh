@@ -43,6 +43,13 @@ refused "holds results of another kind (schema 'zlbench.ab/1', not 'zlbench.resu
 refused "holds results of another kind (schema 'zlbench.results/1', not 'zlbench.ab/1')" \
   "$Z" ab relu --self $H --out r1
 refused "holds a batch's results" "$Z" ab relu --self $H --out bt
+# The kind is read from the file's start: a results file of any size.
+mkdir -p big && { printf '{\n  "schema": "zlbench.ab/1",\n  "pad": "'
+  head -c $((17 << 20)) /dev/zero | tr '\0' a; printf '"\n}\n'; } >big/results.json
+sum0=$(md5sum <big/results.json)
+refused "holds results of another kind (schema 'zlbench.ab/1'" "$Z" run relu $H --out big
+[ "$(md5sum <big/results.json)" = "$sum0" ] || fail "a refused run touched the large results file"
+rm -rf big
 sums >"$TMP/after"
 diff "$TMP/before" "$TMP/after" >&2 || fail "a refused command changed results"
 

@@ -123,6 +123,9 @@ expect_in "$TMP/out" "reduction"
 [ "$(wc -l <"$TMP/out")" = 2 ] || fail "list --families --family: $(cat "$TMP/out")"
 expect_rc 2 "$ZLBENCH" list --family no_such_family --backend host
 expect_in "$TMP/err" "no operator of family 'no_such_family'"
+# A family only another loaded backend has is none of this backend's.
+expect_rc 2 "$ZLBENCH" list --family test --backend host --lib "$ZLB_TEST_OPS"
+expect_in "$TMP/err" "no operator of family 'test'"
 expect_rc 0 "$ZLBENCH" devices --backend host
 expect_in "$TMP/out" "host (CPU)"
 expect_rc 0 "$ZLBENCH" plan softmax --backend host

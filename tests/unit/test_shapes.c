@@ -68,6 +68,12 @@ static void test_nested_args(void **state) {
   assert_int_equal(l.v[0].args[1], 0);
   assert_string_equal(l.desc, "(M, N), dim, keepdim");
   zlb_shape_list_release(&l);
+  /* `shape_desc:` with no value is no description, not an error. */
+  assert_int_equal(zlb_shapes_resolve(DATA "desc_null.yaml", "softmax", "softmax", 0, 0, &l, &e),
+                   0);
+  assert_int_equal(l.n, 1);
+  assert_string_equal(l.desc, "");
+  zlb_shape_list_release(&l);
 }
 
 static void test_errors(void **state) {
