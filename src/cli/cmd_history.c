@@ -932,8 +932,23 @@ int zlb_cmd_history(int argc, char **argv) {
     zlb_cli_errorf("history %s: --dtype and --shape belong to 'history show'", args.v[0]);
     goto out;
   }
+  {
+    /* The compare options (--threshold, --impl, --fail-on, ...) changed
+     * from their defaults: they too belong to check. */
+    zlb_cmp_opts_t def;
+    const zlb_cmp_params_t *a = &o.params, *d = &def.params;
+    zlb_cmp_opts_init(&def);
+    if (a->threshold != d->threshold || a->alpha != d->alpha || a->resamples != d->resamples ||
+        a->seed != d->seed || a->min_abs_ms != d->min_abs_ms ||
+        a->throttled_threshold != d->throttled_threshold || o.impl != def.impl ||
+        o.allow_mismatch != def.allow_mismatch || o.fail_on != def.fail_on ||
+        strcmp(o.color ? o.color : "", def.color))
+      fmt_given = 1;
+  }
   if ((last >= 0 || fmt_given) && strcmp(args.v[0], "check")) {
-    zlb_cli_errorf("history %s: --last and --format belong to 'history check'", args.v[0]);
+    zlb_cli_errorf("history %s: --last, --format and the compare options (--threshold, "
+                   "--impl, --fail-on, ...) belong to 'history check'",
+                   args.v[0]);
     goto out;
   }
   if (last < 0)
