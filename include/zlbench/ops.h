@@ -51,6 +51,8 @@ int zlb_assets_dir(zlb_strbuf_t *out, zlb_error_t *err);
 /** The operator `name` for `backend`, or NULL. */
 const zlb_op_entry_t *zlb_ops_find(const zlb_op_set_t *set, const char *name,
                                    const char *backend);
+/** 1 when some operator of the set is `backend`'s (a library serves it). */
+int zlb_ops_serves(const zlb_op_set_t *set, const char *backend);
 /** An "unknown operator" error with close names and the valid families. */
 int zlb_ops_unknown(const zlb_op_set_t *set, const char *name, const char *backend,
                     zlb_error_t *err);

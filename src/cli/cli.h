@@ -17,15 +17,15 @@ void zlb_cli_warn_all(const zlb_strvec_t *w);
 /** zlb_res_load, then what its folder scan skipped, as warnings. */
 struct zlb_res_set;
 int zlb_cli_res_load(struct zlb_res_set *s, const char *path, zlb_error_t *err);
+/* --out DIR of `run` or `ab` (their results.json has `schema`): 0, or an
+ * error said and ZLB_EXIT_USAGE where DIR holds a batch's results or a
+ * results.json of another schema, which the command would replace. */
+int zlb_cli_out_dir_kind(const char *cmd, const char *dir, const char *schema);
 /* --out FILE of a command that reads the results under `inputs` (folders
  * or files): 0, or an error said and ZLB_EXIT_USAGE where FILE is one of
  * those inputs or, inside one, a file zlbench reads or a run or batch
  * writes (results.json, *.log, ops_status.csv, run_identity.json, ...;
  * summary.csv unless `own_summary`): writing it would destroy results. */
-/* --out DIR of `run` or `ab` (their results.json has `schema`): 0, or an
- * error said and ZLB_EXIT_USAGE where DIR holds a batch's results or a
- * results.json of another schema, which the command would replace. */
-int zlb_cli_out_dir_kind(const char *cmd, const char *dir, const char *schema);
 int zlb_cli_out_spares_inputs(const char *cmd, const char *out, const char *const *inputs,
                               size_t n, int own_summary);
 void zlb_cli_notef(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -895,7 +895,7 @@ int zlb_cmd_history(int argc, char **argv) {
   const char *db = NULL, *dtype = NULL, *shape = NULL;
   zlb_cmp_format_t fmt = ZLB_FMT_TEXT;
   long last = -1; /* -1: not given (5) */
-  int rc = ZLB_EXIT_USAGE, fmt_given = 0;
+  int rc = ZLB_EXIT_USAGE, check_opts = 0; /* an option only check takes was given */
   zlb_dtype_t dt;
 
   zlb_cmp_opts_init(&o);
@@ -926,7 +926,7 @@ int zlb_cmd_history(int argc, char **argv) {
     zlb_cli_errorf("history: give a subcommand: add DIR, show OP, check DIR or list");
     goto out;
   }
-  fmt_given = fmt != ZLB_FMT_TEXT;
+  check_opts = last >= 0 || fmt != ZLB_FMT_TEXT;
   /* An option of another subcommand would be ignored without a word. */
   if ((dtype || shape) && strcmp(args.v[0], "show")) {
     zlb_cli_errorf("history %s: --dtype and --shape belong to 'history show'", args.v[0]);
@@ -943,9 +943,9 @@ int zlb_cmd_history(int argc, char **argv) {
         a->throttled_threshold != d->throttled_threshold || o.impl != def.impl ||
         o.allow_mismatch != def.allow_mismatch || o.fail_on != def.fail_on ||
         strcmp(o.color ? o.color : "", def.color))
-      fmt_given = 1;
+      check_opts = 1;
   }
-  if ((last >= 0 || fmt_given) && strcmp(args.v[0], "check")) {
+  if (check_opts && strcmp(args.v[0], "check")) {
     zlb_cli_errorf("history %s: --last, --format and the compare options (--threshold, "
                    "--impl, --fail-on, ...) belong to 'history check'",
                    args.v[0]);
@@ -953,9 +953,9 @@ int zlb_cmd_history(int argc, char **argv) {
   }
   if (last < 0)
     last = 5;
-  /* The names the rows are stored under: fp32 and FLOAT32 are float32. */
-  /* A name zlbench does not know (FlagGems' complex64) is matched as
-   * stored, less torch's "torch." prefix. */
+  /* The names the rows are stored under: fp32 and FLOAT32 are float32; a
+   * name zlbench does not know (FlagGems' complex64) is matched as stored,
+   * less torch's "torch." prefix. */
   if (dtype) {
     if (!zlb_dtype_parse(dtype, &dt))
       dtype = zlb_dtype_name(dt);

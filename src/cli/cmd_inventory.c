@@ -79,9 +79,7 @@ int zlb_cmd_inventory(int argc, char **argv) {
     code = zlb_cli_fail(&err);
     goto out;
   }
-  for (size_t i = 0; backend && !known && i < set.n; i++)
-    known = !strcmp(set.v[i].op->backend, backend);
-  if (backend && !known) {
+  if (backend && !known && !zlb_ops_serves(&set, backend)) {
     /* A typo would make --check pass with nothing listed or registered. */
     zlb_cli_errorf("unknown backend '%s': neither built in nor added by an operator library "
                    "here (`zlbench devices` lists the backends)",

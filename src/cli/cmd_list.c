@@ -74,22 +74,14 @@ int zlb_cmd_list(int argc, char **argv) {
     code = zlb_cli_fail(&err);
     goto out;
   }
-  if (backend && lookup.code) {
-    int served = 0;
-    for (size_t i = 0; i < set.n && !served; i++)
-      served = !strcmp(set.v[i].op->backend, backend);
-    if (!served) {
-      zlb_cli_fail(&lookup);
-      goto usage_error;
-    }
+  if (backend && lookup.code && !zlb_ops_serves(&set, backend)) {
+    zlb_cli_fail(&lookup);
+    goto usage_error;
   }
   /* Only this backend's operators, and this family's. */
   {
-    size_t k = 0, seen = 0;
+    size_t k = 0;
     for (size_t i = 0; i < set.n; i++) {
-      if (family && !strcmp(set.v[i].op->family, family) &&
-          (!backend || !strcmp(set.v[i].op->backend, backend)))
-        seen++;
       if ((!backend || !strcmp(set.v[i].op->backend, backend)) &&
           (!family || !strcmp(set.v[i].op->family, family)))
         set.v[k++] = set.v[i];
@@ -97,7 +89,7 @@ int zlb_cmd_list(int argc, char **argv) {
         free(set.v[i].library);
     }
     set.n = k;
-    if (family && !seen) {
+    if (family && !k) {
       /* A typo would list nothing and pass. */
       zlb_cli_errorf("no operator of family '%s' here (`zlbench list --families` lists them)",
                      family);

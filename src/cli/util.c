@@ -8,7 +8,6 @@
 
 #include "cli.h"
 #include "zlbench/compare.h"
-#include "zlbench/json.h"
 
 /* The names a results folder's readers and writers own (docs/formats.md). */
 static int results_owned(const char *base, int own_summary) {

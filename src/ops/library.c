@@ -334,14 +334,19 @@ out:
   return rc;
 }
 
+int zlb_ops_serves(const zlb_op_set_t *set, const char *backend) {
+  for (size_t i = 0; i < set->n; i++)
+    if (!strcmp(set->v[i].op->backend, backend))
+      return 1;
+  return 0;
+}
+
 int zlb_ops_unknown(const zlb_op_set_t *set, const char *name, const char *backend,
                     zlb_error_t *err) {
   zlb_strbuf_t near = ZLB_STRBUF_INIT, other = ZLB_STRBUF_INIT;
-  int rc, served = 0;
-  for (size_t i = 0; i < set->n && !served; i++)
-    served = !strcmp(set->v[i].op->backend, backend);
+  int rc;
   /* No library serves the backend at all: say which one is missing. */
-  if (!served && (rc = missing_builtin(name, backend, err)))
+  if (!zlb_ops_serves(set, backend) && (rc = missing_builtin(name, backend, err)))
     return rc;
   for (size_t i = 0; i < set->n; i++) {
     const zlb_op_t *op = set->v[i].op;
