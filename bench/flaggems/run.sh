@@ -250,39 +250,38 @@ device_name() {
   esac
 }
 
+# Where each finished operator of batch folder $1 ran: one line each,
+# "op<TAB>status<TAB>seconds<TAB>devices" (the devices of its
+# run_identity.json, or of every dtype's at level 2, joined by " + "; "none
+# named" or "unreadable identity" for such a file, empty without one).
+where_ran() {
+  python3 - "$1" <<'PY'
+import csv, glob, json, os, sys
+out = sys.argv[1]
+for r in csv.DictReader(open(os.path.join(out, "ops_status.csv"), newline="")):
+    base = os.path.join(out, "ops", r["operator"])
+    devs = set()
+    for p in [os.path.join(base, "run_identity.json")] + glob.glob(os.path.join(base, "*", "run_identity.json")):
+        if os.path.isfile(p):
+            try:
+                devs.add(json.load(open(p)).get("device") or "none named")
+            except (OSError, ValueError):
+                devs.add("unreadable identity")
+    print("\t".join((r["operator"], r["status"], r["seconds"], " + ".join(sorted(devs)))))
+PY
+}
+
 # Finished operators of screen folder $1 whose results ran on a device other
 # than $2, not rerun yet: one name a line, the quickest (by their seconds
 # in ops_status.csv) first, so that a call's budget reruns the most.
 stale_ops() {
-  python3 - "$1" "$2" <<'PY'
-import csv, glob, json, os, sys
-d, here = sys.argv[1], sys.argv[2]
-done = set()
-if os.path.exists(os.path.join(d, "rescreened")):
-    done = set(open(os.path.join(d, "rescreened")).read().split())
-stale = []
-for r in csv.DictReader(open(os.path.join(d, "out", "ops_status.csv"), newline="")):
-    op = r["operator"]
-    if op in done:
-        continue
-    devs = set()
-    base = os.path.join(d, "out", "ops", op)
-    for p in [os.path.join(base, "run_identity.json")] + glob.glob(os.path.join(base, "*", "run_identity.json")):
-        if "/attempts/" in p or not os.path.isfile(p):
-            continue
-        try:
-            devs.add(json.load(open(p)).get("device"))
-        except (OSError, ValueError):
-            devs.add(None)
-    if devs != {here}:
-        try:
-            sec = float(r["seconds"])
-        except ValueError:
-            sec = float("inf")
-        stale.append((sec, op))
-for _, op in sorted(stale):
-    print(op)
-PY
+  local rows
+  rows=$(where_ran "$1/out") || return 1
+  printf '%s\n' "$rows" | awk -F'\t' -v here="$2" -v done_file="$1/rescreened" '
+    BEGIN { while ((getline op < done_file) > 0) done[op] = 1 }
+    NF && !($1 in done) && $4 != here {
+      printf "%s\t%s\n", ($3 ~ /^[0-9.]+$/ ? $3 : 1e308), $1 }' |
+    sort -t"$(printf '\t')" -k1,1g -k2,2 | cut -f2
 }
 
 # Operators that finished on another device model run again here, once each.
@@ -341,23 +340,10 @@ stage_table() {
     note "screen: $(($(wc -l <"$st") - 1)) of $(wc -l <"$WORK/screen/ops.txt") operators finished"
     cut -d, -f2 "$st" | tail -n +2 | sort | uniq -c | sort -rn | tee -a "$SUMMARY"
     note "where they ran (each operator's run_identity.json; level 2: every dtype's):"
-    python3 - "$WORK/screen/out" <<'PY' | tee -a "$SUMMARY"
-import collections, csv, glob, json, os, sys
-out = sys.argv[1]
-count = collections.Counter()
-for r in csv.DictReader(open(os.path.join(out, "ops_status.csv"), newline="")):
-    base = os.path.join(out, "ops", r["operator"])
-    devs = set()
-    for p in [os.path.join(base, "run_identity.json")] + glob.glob(os.path.join(base, "*", "run_identity.json")):
-        if os.path.isfile(p):
-            try:
-                devs.add(json.load(open(p)).get("device") or "none named")
-            except (OSError, ValueError):
-                devs.add("unreadable identity")
-    count[(r["status"], " + ".join(sorted(devs)) or "no identity")] += 1
-for (status, devs), n in sorted(count.items()):
-    print("%7d %-20s %s" % (n, status, devs))
-PY
+    where_ran "$WORK/screen/out" | awk -F'\t' '
+      { n[$2 SUBSEP ($4 == "" ? "no identity" : $4)]++ }
+      END { for (k in n) { split(k, f, SUBSEP); printf "%7d %-20s %s\n", n[k], f[1], f[2] } }' |
+      sort -k2,2 -k3 | tee -a "$SUMMARY"
     note "failures (ops_status.csv rows):"
     tail -n +2 "$st" | grep -v '^[^,]*,\(ok\|ok_capture_denied\|replayed\),' |
       cut -c1-300 | tee -a "$SUMMARY"
