@@ -34,8 +34,9 @@
 #          SCREEN_DEVICE (e.g. "NVIDIA H200") holds a screen to one device
 #          model: a call on another model screens nothing, and operators
 #          that finished on another model (their run_identity.json names
-#          it, or names none) run again here with --force, JOBS at a time,
-#          after the operators not finished yet; each is rerun once
+#          it, or names none) or timed out run again here with --force,
+#          in one batch with the operators not finished yet (those first),
+#          JOBS at a time; each is rerun once
 #          ($WORK/screen/rescreened lists those done), and a call stopped
 #          half-way goes on with the rest.
 # table    the comparison and the screen's statuses, failures with reasons.
@@ -217,6 +218,10 @@ stage_screen() {
     [ "$here" = "$SCREEN_DEVICE" ] ||
       { note "screen: SCREEN_DEVICE is '$SCREEN_DEVICE' and this device is '${here:-unknown}': nothing screened"; return 1; }
   fi
+  # Held to one model, one batch does it all (rescreen): the operators not
+  # finished yet and those to run again share the device's width, rather
+  # than a few slow ones holding it while the rest wait for their batch.
+  [ -n "$SCREEN_DEVICE" ] && { rescreen "$d" "$here"; return 0; }
   local budget
   budget=$(($(left) - 20))
   [ "$budget" -gt 60 ] || { note "screen: budget spent; run again to go on"; return 0; }
@@ -236,9 +241,6 @@ stage_screen() {
   waited=$(tail -n +$((lines0 + 1)) "$WORK/logs/screen.log" | grep -c 'it waited to run again alone')
   [ "$waited" -gt 0 ] && note "screen: $waited operator(s) were waiting to rerun alone when the batch stopped (out of memory beside others); a later call runs them"
   tail -3 "$WORK/logs/screen.log" | tee -a "$SUMMARY"
-  # Every operator finished (exit 0, or 1 when some are not ok: skipped,
-  # timeout, failed): those that ran on another device model go again.
-  [ -n "$SCREEN_DEVICE" ] && { [ "$rc" = 0 ] || [ "$rc" = 1 ]; } && rescreen "$d" "$here"
   return 0
 }
 
@@ -272,27 +274,45 @@ PY
 }
 
 # Finished operators of screen folder $1 whose results ran on a device other
-# than $2, not rerun yet: one name a line, the quickest (by their seconds
-# in ops_status.csv) first, so that a call's budget reruns the most.
+# than $2, or timed out (a limit of the screen's, not a result), not rerun
+# yet: one name a line, the quickest (by their seconds in ops_status.csv)
+# first, so that a call's budget reruns the most.
 stale_ops() {
   local rows
   rows=$(where_ran "$1/out") || return 1
   printf '%s\n' "$rows" | awk -F'\t' -v here="$2" -v done_file="$1/rescreened" '
     BEGIN { while ((getline op < done_file) > 0) done[op] = 1 }
-    NF && !($1 in done) && $4 != here {
+    NF && !($1 in done) && ($4 != here || $2 == "timeout") {
       printf "%s\t%s\n", ($3 ~ /^[0-9.]+$/ ? $3 : 1e308), $1 }' |
     sort -t"$(printf '\t')" -k1,1g -k2,2 | cut -f2
 }
 
-# Operators that finished on another device model run again here, once each.
+# Operators of screen folder $1's selection that its batch has not finished.
+unfinished_ops() {
+  if [ -f "$1/out/ops_status.csv" ]; then
+    awk -F, 'NR == FNR { if (FNR > 1) done[$1] = 1; next } !($1 in done)' \
+      "$1/out/ops_status.csv" "$1/ops.txt"
+  else
+    cat "$1/ops.txt"
+  fi
+}
+
+# Operators of the selection not finished yet (first: slow ones left by an
+# earlier call start while the width is free), then those that finished on
+# another device model or timed out, run here in one batch; each of the
+# latter once (--force replaces its results only when its rerun finishes).
 rescreen() {
-  local d=$1 here=$2 n budget rc t0=$SECONDS
-  stale_ops "$d" "$here" >"$d/stale.txt" || { note "screen: cannot read $d/out"; return 1; }
+  local d=$1 here=$2 n nu budget rc t0=$SECONDS
+  unfinished_ops "$d" >"$d/stale.txt"
+  nu=$(wc -l <"$d/stale.txt")
+  if [ -f "$d/out/ops_status.csv" ]; then
+    stale_ops "$d" "$here" >>"$d/stale.txt" || { note "screen: cannot read $d/out"; return 1; }
+  fi
   n=$(wc -l <"$d/stale.txt")
-  [ "$n" -gt 0 ] || { note "screen: every finished operator ran on $here"; return 0; }
+  [ "$n" -gt 0 ] || { note "screen: every operator finished on $here"; return 0; }
   budget=$(($(left) - 20))
-  [ "$budget" -gt 60 ] || { note "screen: $n operators finished on another device wait for the next call"; return 0; }
-  note "screen: $n operators finished on another device than $here: again here (--force)"
+  [ "$budget" -gt 60 ] || { note "screen: $nu operators not finished and $((n - nu)) to run again wait for the next call"; return 0; }
+  note "screen: $nu operators not finished, $((n - nu)) finished on another device than $here or timed out: here (--force)"
   touch "$d/.rescreen-start"
   timeout -s INT -k 60 "$budget" "$BUILD/bin/zlbench" batch --provider flaggems \
     --flaggems "$FG" --backend "$BACKEND" --level core --ops-file "$d/stale.txt" --out "$d/out" \
@@ -305,11 +325,13 @@ rescreen() {
   while read -r op; do
     [ "$d/out/ops/$op/.complete" -nt "$d/.rescreen-start" ] && echo "$op" >>"$d/rescreened"
   done <"$d/stale.txt"
-  note "screen: rerun here: rc=$rc after $((SECONDS - t0)) s, $(wc -l <"$d/rescreened" 2>/dev/null || echo 0) rerun in all, $(($(stale_ops "$d" "$here" | wc -l))) left"
+  note "screen: here: rc=$rc after $((SECONDS - t0)) s, $(cat "$d/rescreened" 2>/dev/null | wc -l) rerun in all, $(($(stale_ops "$d" "$here" | wc -l))) to run again left"
   # The full selection again, so that run_identity.json lists it (the
   # rerun's names only its operators): everything resumes, nothing runs
   # (the next call's batch does the same if this one has no time left).
-  [ "$(left)" -gt 40 ] &&
+  # Only once every operator finished: a pass that starts one only to be
+  # stopped 30 s later wastes it.
+  [ "$(left)" -gt 40 ] && [ -z "$(unfinished_ops "$d")" ] &&
     timeout -s INT -k 10 30 "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" \
       --backend "$BACKEND" --level core --ops-file "$d/ops.txt" --out "$d/out" \
       --timeout "$OP_TIMEOUT" --retries 1 --jobs-per-device "$JOBS" --progress never \
