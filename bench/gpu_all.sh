@@ -30,6 +30,8 @@
 #   aborder  bench/ab_order.sh: `zlbench ab --self` on AB_ORDER_OPS (default
 #            nonzero) under --order abba and random, AB_ORDER_RUNS runs each
 #            (default 5); not in the default list
+# BUILD_TARGETS (optional) builds only those CMake targets (e.g.
+# "zlbench_cli zlb_ops_cuda" for the measurement stages without tests).
 # Usage: bash bench/gpu_all.sh [stage ...]
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,7 +85,8 @@ stage_build() {
   local t0=$SECONDS
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DZLB_TESTS=ON -DZLB_WERROR=ON >"$LOGS/build.log" 2>&1 &&
-    cmake --build "$BUILD" -j "$(nproc)" -- -k >>"$LOGS/build.log" 2>&1
+    cmake --build "$BUILD" -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k \
+      >>"$LOGS/build.log" 2>&1
   local rc=$?
   # Keep going with what built: a broken operator file must not hide the rest.
   [ -x "$BUILD/bin/zlbench" ] && rc=0
