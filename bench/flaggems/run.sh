@@ -279,6 +279,7 @@ PY
 # first, so that a call's budget reruns the most.
 stale_ops() {
   local rows
+  [ -f "$1/out/ops_status.csv" ] || return 0
   rows=$(where_ran "$1/out") || return 1
   printf '%s\n' "$rows" | awk -F'\t' -v here="$2" -v done_file="$1/rescreened" '
     BEGIN { while ((getline op < done_file) > 0) done[op] = 1 }
@@ -305,11 +306,9 @@ rescreen() {
   local d=$1 here=$2 n nu budget rc t0=$SECONDS
   unfinished_ops "$d" >"$d/stale.txt"
   nu=$(wc -l <"$d/stale.txt")
-  if [ -f "$d/out/ops_status.csv" ]; then
-    stale_ops "$d" "$here" >>"$d/stale.txt" || { note "screen: cannot read $d/out"; return 1; }
-  fi
+  stale_ops "$d" "$here" >>"$d/stale.txt" || { note "screen: cannot read $d/out"; return 1; }
   n=$(wc -l <"$d/stale.txt")
-  [ "$n" -gt 0 ] || { note "screen: every operator finished on $here"; return 0; }
+  [ "$n" -gt 0 ] || { note "screen: every operator finished on $here"; identity_pass "$d"; return 0; }
   budget=$(($(left) - 20))
   [ "$budget" -gt 60 ] || { note "screen: $nu operators not finished and $((n - nu)) to run again wait for the next call"; return 0; }
   note "screen: $nu operators not finished, $((n - nu)) finished on another device than $here or timed out: here (--force)"
@@ -326,11 +325,16 @@ rescreen() {
     [ "$d/out/ops/$op/.complete" -nt "$d/.rescreen-start" ] && echo "$op" >>"$d/rescreened"
   done <"$d/stale.txt"
   note "screen: here: rc=$rc after $((SECONDS - t0)) s, $(cat "$d/rescreened" 2>/dev/null | wc -l) rerun in all, $(($(stale_ops "$d" "$here" | wc -l))) to run again left"
-  # The full selection again, so that run_identity.json lists it (the
-  # rerun's names only its operators): everything resumes, nothing runs
-  # (the next call's batch does the same if this one has no time left).
-  # Only once every operator finished: a pass that starts one only to be
-  # stopped 30 s later wastes it.
+  identity_pass "$d"
+}
+
+# The full selection of screen folder $1 again, so that run_identity.json
+# lists it (a rescreen's batch names only its operators): everything
+# resumes, nothing runs; a call with no time left leaves it to the next,
+# which finds nothing to run and comes here. Only once every operator
+# finished: a pass that starts one only to stop it 30 s later wastes it.
+identity_pass() {
+  local d=$1
   [ "$(left)" -gt 40 ] && [ -z "$(unfinished_ops "$d")" ] &&
     timeout -s INT -k 10 30 "$BUILD/bin/zlbench" batch --provider flaggems --flaggems "$FG" \
       --backend "$BACKEND" --level core --ops-file "$d/ops.txt" --out "$d/out" \

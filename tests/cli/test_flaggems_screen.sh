@@ -85,10 +85,13 @@ expect_in "$TMP/log" "2 operators not finished, 1 finished on another device tha
 # The identity pass over the whole selection once all finished (resumes
 # everything, runs nothing).
 expect_in "$CALLS" "batch force=0: a b c d e "
-# Nothing left: the next call runs nothing.
+# Nothing left: the next call runs nothing, but the identity pass (which
+# a call that finished the last operator with no time left leaves to it).
 screen "$W" "$H2" "$H2"
 [ -z "$(ran_order)" ] || fail "a finished screen ran '$(ran_order)' again"
 expect_in "$TMP/log" "every operator finished on $H2"
+expect_in "$CALLS" "batch force=0: a b c d e "
+if grep -q "batch force=1" "$CALLS"; then fail "a finished screen ran a --force batch"; fi
 
 # 2. Three finish on the H100 (seconds a=30, b=20, c=10); held to the
 # H200, calls stopped short go on from each other: d and e first, then the
