@@ -144,6 +144,8 @@ typedef struct zlb_measurement {
   int l2_cold;              /* graph/queue: each call ran after an L2 flush (--l2 cold) */
   double l2_flush_ms;       /* with l2_cold: one flush's time, subtracted per call */
   size_t l2_flush_bytes;    /* with l2_cold: the flush buffer's size */
+  int queue_call_events;    /* queue timer, cold and calibrated: each call was timed between
+                             * its own event pair, its flush outside it */
 } zlb_measurement_t;
 
 void zlb_measurement_release(zlb_measurement_t *m);
@@ -301,7 +303,11 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
  * spread over K; it is subtracted from every sample, and the measurement
  * says so (queue_calibrated, queue_calibration_ms). What stays in a
  * calibrated value: the call's kernels and, for a call of several kernels,
- * the gaps between them. Errors, not fallbacks: no empty kernel or no
+ * the gaps between them. With a cold L2 (o->l2_cold) each call, and each
+ * empty kernel of the calibration, is timed between its own event pair
+ * recorded after its flush (queue_call_events): a sample is the mean pair
+ * of its batch, so the flush is in no number that is subtracted, and what
+ * it costs after one kernel or another cannot move the result. Errors, not fallbacks: no empty kernel or no
  * tracer (zlb_queue_calibration_check), a tracer that cannot be used, a
  * batch the tracer does not see whole, a calibration below zero, a
  * calibrated value not above zero.

@@ -320,8 +320,9 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "queue timer: subtract what a launch costs the device, measured per\n"
              "row with batches of empty kernels whose own time the kernel tracer\n"
              "takes out; rows say timer queue-cal (needs --timer queue and a\n"
-             "backend with an empty kernel and a tracer: cuda); with --l2 cold the\n"
-             "empty kernels are flushed too: one subtraction takes out both"),
+             "backend with an empty kernel and a tracer: cuda); with --l2 cold each\n"
+             "call and empty kernel is timed between its own event pair after its\n"
+             "flush, so no flush is in what is timed or subtracted"),
         PASS(CALLBACK, "--l2", "MODE", x, opt_l2,
              "graph and queue timers: cold (an L2 flush before every call, the\n"
              "flush's own time measured alone and subtracted) or warm (env ZL_L2;\n"

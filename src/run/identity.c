@@ -239,6 +239,10 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
   zlb_jw_key_int(jw, "invalid_batches", m->invalid_batches);
   if (m->queue_calibrated)
     zlb_jw_key_double(jw, "queue_calibration_ms", m->queue_calibration_ms);
+  /* Cold and calibrated: each call between its own event pair, its flush
+   * outside it (docs/timing.md "Cold L2"). */
+  if (m->queue_call_events)
+    zlb_jw_key_bool(jw, "queue_call_events", 1);
   /* The L2 state each call ran in: the graph and queue timers' --l2 mode,
    * the direct and trace timers' flush; cold graph/queue also say what
    * one flush took (subtracted per call) and the flush buffer's size. */

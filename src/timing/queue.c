@@ -156,12 +156,18 @@ static int refuse(zlb_graph_failure_t *fail, const char *reason, zlb_error_t *er
  * no launch latency in between. *fired: the watchdog released the hold, so
  * the batch also timed the wait (not a sample). *hold_failed: the hold
  * itself failed (the caller classifies the error).
+ *
+ * With `pairs` (2k events; cold L2 calibrated, docs/timing.md "Cold L2")
+ * each call has its own pair, recorded after its flush and after the call:
+ * *ms is the sum of the k pairs, which holds the calls, the gap in front
+ * of each and the end event's own time, and none of the flushes.
  */
 static int run_batch(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l, long k,
-                     const zlb_flush_t *flush, watchdog_t *w, zlb_event_t ev[2], double *ms,
-                     int *fired, int *hold_failed, zlb_error_t *err) {
+                     const zlb_flush_t *flush, watchdog_t *w, zlb_event_t ev[2],
+                     zlb_event_t *pairs, double *ms, int *fired, int *hold_failed,
+                     zlb_error_t *err) {
   zlb_hold_t h = NULL;
-  int rc;
+  int rc = 0;
   *fired = 0;
   *hold_failed = 0;
   if ((rc = b->v->stream_hold(b, s, &h, err))) {
@@ -169,19 +175,36 @@ static int run_batch(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l, lo
     return rc;
   }
   watchdog_arm(w, h);
-  rc = b->v->event_record(b, ev[0], s, err);
+  if (!pairs)
+    rc = b->v->event_record(b, ev[0], s, err);
   /* Cold L2 (flush): the flush buffer is written before each call. */
-  for (long i = 0; i < k && !rc; i++)
-    if (!flush || !(rc = b->v->memset_async(b, flush->buf, 0, flush->bytes, s, err)))
-      rc = l->call(l->ctx, s, err);
-  if (!rc)
+  for (long i = 0; i < k && !rc; i++) {
+    if (flush && (rc = b->v->memset_async(b, flush->buf, 0, flush->bytes, s, err)))
+      break;
+    if (pairs && (rc = b->v->event_record(b, pairs[2 * i], s, err)))
+      break;
+    if ((rc = l->call(l->ctx, s, err)))
+      break;
+    if (pairs)
+      rc = b->v->event_record(b, pairs[2 * i + 1], s, err);
+  }
+  if (!rc && !pairs)
     rc = b->v->event_record(b, ev[1], s, err);
   *fired = watchdog_disarm(w);
   /* On every path: a hold left in force would stall the stream for good. */
   b->v->stream_release(b, h);
   if (rc || (rc = b->v->stream_sync(b, s, err)) || *fired)
     return rc;
-  return b->v->event_elapsed(b, ev[0], ev[1], ms, err);
+  if (!pairs)
+    return b->v->event_elapsed(b, ev[0], ev[1], ms, err);
+  *ms = 0.0;
+  for (long i = 0; i < k; i++) {
+    double one = 0.0;
+    if ((rc = b->v->event_elapsed(b, pairs[2 * i], pairs[2 * i + 1], &one, err)))
+      return rc;
+    *ms += one;
+  }
+  return 0;
 }
 
 /* ---- calibration -------------------------------------------------------------- */
@@ -228,10 +251,13 @@ static int calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
  * traced time) / k, the median over QUEUE_CAL_BATCHES batches. Each batch
  * must show exactly k kernels to the tracer (spans are attributed to
  * batches by their start, as the trace timer attributes them to calls).
+ * With `pairs` (cold L2) each empty kernel is timed between its own pair
+ * after its flush, as the calls are: the calibration is then the gap in
+ * front of a kernel and the end event's time, with no flush in it.
  */
 static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t *flush,
-                     watchdog_t *w, zlb_event_t ev[2], double *cal_ms, int *fired,
-                     zlb_error_t *err) {
+                     watchdog_t *w, zlb_event_t ev[2], zlb_event_t *pairs, double *cal_ms,
+                     int *fired, zlb_error_t *err) {
   zlb_launch_t el = {.call = empty_call, .ctx = b};
   double c[QUEUE_CAL_BATCHES], batch_ms[QUEUE_CAL_BATCHES];
   uint64_t after[QUEUE_CAL_BATCHES];
@@ -249,7 +275,8 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t
     return rc;
   for (; j < QUEUE_CAL_BATCHES; j++) {
     int hold_failed;
-    if ((rc = run_batch(b, s, &el, k, flush, w, ev, &batch_ms[j], fired, &hold_failed, err)) ||
+    if ((rc = run_batch(b, s, &el, k, flush, w, ev, pairs, &batch_ms[j], fired, &hold_failed,
+                        err)) ||
         *fired ||
         (rc = b->v->trace_now(b, &after[j], err)))
       break;
@@ -310,10 +337,10 @@ static int hold_timeout(zlb_graph_failure_t *fail, int invalid, double timeout_m
 /* The calibration at *k; a calibration batch the watchdog released counts
  * as a released batch of the measurement's (*invalid) and shrinks *k. */
 static int calibrate_at(zlb_backend_t *b, zlb_stream_t s, long *k, const zlb_flush_t *flush,
-                        watchdog_t *w, zlb_event_t ev[2], double *cal_ms, int *invalid,
-                        zlb_graph_failure_t *fail, zlb_error_t *err) {
+                        watchdog_t *w, zlb_event_t ev[2], zlb_event_t *pairs, double *cal_ms,
+                        int *invalid, zlb_graph_failure_t *fail, zlb_error_t *err) {
   for (;;) {
-    int fired, rc = calibrate(b, s, *k, flush, w, ev, cal_ms, &fired, err);
+    int fired, rc = calibrate(b, s, *k, flush, w, ev, pairs, cal_ms, &fired, err);
     if (rc || !fired)
       return rc;
     if (++*invalid >= QUEUE_MAX_INVALID)
@@ -353,7 +380,7 @@ static int flush_only_ms(zlb_backend_t *b, zlb_stream_t s, const zlb_flush_t *f,
     zlb_error_t cause = ZLB_ERROR_INIT;
     double bm = 0.0;
     int fired, hold_failed;
-    if ((rc = run_batch(b, s, &fl, k, NULL, w, ev, &bm, &fired, &hold_failed, &cause))) {
+    if ((rc = run_batch(b, s, &fl, k, NULL, w, ev, NULL, &bm, &fired, &hold_failed, &cause))) {
       if (hold_failed)
         rc = zlb__classify(b, "queue", ZLB_PHASE_HOLD, &cause, fail, err);
       else
@@ -381,12 +408,12 @@ static int flush_only_ms(zlb_backend_t *b, zlb_stream_t s, const zlb_flush_t *f,
 int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_measurement_t *m,
                    zlb_graph_failure_t *fail, zlb_error_t *err) {
-  zlb_event_t ev[2] = {NULL, NULL};
+  zlb_event_t ev[2] = {NULL, NULL}, *pairs = NULL;
   zlb__samples_t smp = {NULL, 0, 0};
   zlb__stopper_t st;
   watchdog_t w;
   double est_ms = 0.0, cal_ms = 0.0, t0 = zlb_now_s();
-  long k, k0, n_warm, budget;
+  long k, k0, n_warm, budget, npairs = 0;
   size_t n;
   int rc = 0, invalid = 0, dog = 0;
   zlb_flush_t *cold = o->l2_cold ? o->l2_flush : NULL;
@@ -451,6 +478,14 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
 
   if ((rc = b->v->event_create(b, &ev[0], err)) || (rc = b->v->event_create(b, &ev[1], err)))
     goto out;
+  /* Cold and calibrated: an event pair for each call of a batch (K only
+   * shrinks from here), so that no flush is inside a timed interval. */
+  if (cold && o->queue_calibrate) {
+    pairs = zlb_xcalloc((size_t)(2 * k), sizeof(*pairs));
+    for (; npairs < 2 * k; npairs++)
+      if ((rc = b->v->event_create(b, &pairs[npairs], err)))
+        goto out;
+  }
   if (watchdog_start(&w, b, o->queue_timeout_ms)) {
     rc = refuse(fail, "NO_WATCHDOG", err,
                 "cannot start the watchdog thread, and a hold without one could hang");
@@ -458,7 +493,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   }
   dog = 1;
   if (o->queue_calibrate &&
-      (rc = calibrate_at(b, s, &k, cold, &w, ev, &cal_ms, &invalid, fail, err)))
+      (rc = calibrate_at(b, s, &k, cold, &w, ev, pairs, &cal_ms, &invalid, fail, err)))
     goto out;
 
   budget = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
@@ -478,7 +513,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       int fired, hold_failed, due;
       if ((due = rc = zlb__check_due(l, smp.n, s, err)) < 0)
         goto out;
-      if ((rc = run_batch(b, s, l, k, cold, &w, ev, &ms, &fired, &hold_failed, &cause))) {
+      if ((rc = run_batch(b, s, l, k, cold, &w, ev, pairs, &ms, &fired, &hold_failed, &cause))) {
         if (hold_failed)
           rc = zlb__classify(b, "queue", ZLB_PHASE_HOLD, &cause, fail, err);
         else
@@ -503,7 +538,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       k = shrink(k);
       /* The fixed cost of a batch weighs more per call in a smaller one. */
       if (o->queue_calibrate &&
-          (rc = calibrate_at(b, s, &k, cold, &w, ev, &cal_ms, &invalid, fail, err)))
+          (rc = calibrate_at(b, s, &k, cold, &w, ev, pairs, &cal_ms, &invalid, fail, err)))
         goto out;
       /* Samples from here are means of fewer calls (those before count
        * for less than they were: the stop errs on measuring more). */
@@ -516,11 +551,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   if (cold && smp.n) {
     /* The flush alone, in batches of the same K. Uncalibrated, as many
      * batches as samples, and subtracted from every sample (a value not
-     * above zero is an error, not a number). Calibrated, the calibration's
-     * batches were (flush; empty kernel) pairs, so it already holds the
-     * flush, both launch gaps and the batch's fixed cost: the flush
-     * (QUEUE_CAL_BATCHES batches) is the row's record only, since
-     * subtracting it as well would take it out twice. */
+     * above zero is an error, not a number). Calibrated, no flush was in
+     * a timed pair, the calls' or the calibration's: the flush
+     * (QUEUE_CAL_BATCHES batches) is the row's record only. */
     size_t nf = o->queue_calibrate ? QUEUE_CAL_BATCHES : smp.n;
     double fms = 0.0;
     if ((rc = flush_only_ms(b, s, cold, k, nf, &w, ev, &fms, &invalid, fail, err)))
@@ -544,13 +577,14 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     if (!(v > 0.0)) {
       rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
                          "queue calibration: the call measured %.3f us per call, no more "
-                         "than an empty kernel's launch cost%s (%.3f us): nothing is left to "
+                         "than an empty kernel's launch cost (%.3f us): nothing is left to "
                          "report",
-                         (v + cal_ms) * 1e3, cold ? " with its L2 flush" : "", cal_ms * 1e3);
+                         (v + cal_ms) * 1e3, cal_ms * 1e3);
       goto out;
     }
     m->queue_calibrated = 1;
     m->queue_calibration_ms = cal_ms;
+    m->queue_call_events = pairs != NULL;
   }
   if ((rc = zlb__summarize(o, &smp, m, &m->value_ms, err)))
     goto out;
@@ -563,6 +597,9 @@ out:
   for (int i = 0; i < 2; i++)
     if (ev[i])
       b->v->event_destroy(b, ev[i]);
+  for (long i = 0; i < npairs; i++)
+    b->v->event_destroy(b, pairs[i]);
+  free(pairs);
   zlb__samples_release(&smp);
   m->wall_s = zlb_now_s() - t0;
   return rc;

@@ -45,9 +45,10 @@ for t in graph queue; do
   expect_in "$TMP/$t/run_identity.json" '"cold_flush_bytes": 8192'
 done
 
-# Cold and calibrated: the calibration's empty kernels are flushed as the
-# calls are (it holds the flush and the launch costs), the rows say
-# queue-cal and l2=cold, and the flush's own time is recorded.
+# Cold and calibrated: each call and each empty kernel of the calibration
+# is flushed, then timed between its own event pair (the JSON says so);
+# the rows say queue-cal and l2=cold, and the flush's own time is
+# recorded.
 expect_rc 0 R good_copy --backend test --timer queue --l2 cold --queue-calibrate --out "$TMP/qcc" \
   --json "$TMP/qcc.json"
 check_cold "$TMP/qcc.json" queue-cal
@@ -59,6 +60,18 @@ for r in rows:
     for side in ("baseline", "candidate"):
         m = r[side]
         assert m["queue_calibration_ms"] > 0, m
+        assert m["queue_call_events"] is True, m
+PY
+# Warm and calibrated: one event pair a batch, the key absent.
+expect_rc 0 R good_copy --backend test --timer queue --queue-calibrate --out "$TMP/qcw" \
+  --json "$TMP/qcw.json"
+python3 - "$TMP/qcw.json" <<'PY' || fail "warm calibrated rows say queue_call_events"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows
+for r in rows:
+    for side in ("baseline", "candidate"):
+        assert r[side]["queue_calibration_ms"] > 0 and "queue_call_events" not in r[side], r[side]
 PY
 
 # ZL_L2 is the default that --l2 overrides.

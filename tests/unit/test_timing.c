@@ -1036,22 +1036,25 @@ static void test_queue_batch_order(void **state) {
 
 /* The calibrated queue timer against a device with a synthetic clock: a
  * call takes QC_CALL ns of kernel, every launch QC_GAP ns in front of its
- * kernel, an empty kernel QC_EMPTY ns, and a batch QC_FIXED ns more between
- * its two events. Uncalibrated, a sample is CALL + GAP + FIXED / K; the
+ * kernel, an empty kernel QC_EMPTY ns, and every event after a hold's
+ * first QC_FIXED ns. Uncalibrated, a sample is CALL + GAP + FIXED / K; the
  * calibration, from traced empty kernels, is GAP + FIXED / K; calibrated,
- * a sample is CALL exactly. */
+ * a sample is CALL exactly. A cold L2's flush costs QC_FGAP + QC_FLUSH,
+ * and qc.wb more after a call (the call's output written back), which a
+ * flush after an empty kernel or a flush does not pay. */
 #define QC_CALL 5000.0
 #define QC_GAP 800.0
 #define QC_EMPTY 1200.0
 #define QC_FIXED 1500.0
 #define QC_FLUSH 20000.0 /* a cold L2's flush (memset) on the device, ns */
 #define QC_FGAP 300.0    /* the launch gap in front of a flush */
+#define QC_EVENTS 4096   /* events the synthetic device tells apart */
 static struct {
   zlb_backend_t *inner;
   double dev;             /* the synthetic device clock, ns */
-  int batch;              /* 1: held, no event yet; 2: start event recorded */
-  zlb_event_t ev[8];
-  double at[8];
+  int batch;              /* 1: held, no event yet; 2: an event recorded since */
+  zlb_event_t ev[QC_EVENTS];
+  double at[QC_EVENTS];
   int nev;
   int tracing;
   zlb_trace_span_t sp[4096];
@@ -1063,6 +1066,9 @@ static struct {
   double call_ns;         /* the call's kernel time (QC_CALL unless a case sets it) */
   zlb_flush_t *cold;      /* non-NULL: measure with --l2 cold and this flush buffer */
   long flushes;
+  double wb;              /* what a flush after a call costs more, ns */
+  int dirty;              /* a call ran since the last flush */
+  int created, destroyed; /* events of the timer's */
 } qc;
 
 /* A flush costs its gap and its time on the synthetic device; the tracer
@@ -1070,9 +1076,23 @@ static struct {
 static int qc_memset(zlb_backend_t *b, void *p, int value, size_t bytes, zlb_stream_t s,
                      zlb_error_t *err) {
   (void)b;
-  qc.dev += QC_FGAP + QC_FLUSH;
+  qc.dev += QC_FGAP + QC_FLUSH + (qc.dirty ? qc.wb : 0.0);
+  qc.dirty = 0;
   qc.flushes++;
   return qc.inner->v->memset_async(qc.inner, p, value, bytes, s, err);
+}
+
+static int qc_event_create(zlb_backend_t *b, zlb_event_t *ev, zlb_error_t *err) {
+  int rc = qc.inner->v->event_create(qc.inner, ev, err);
+  (void)b;
+  qc.created += !rc;
+  return rc;
+}
+
+static void qc_event_destroy(zlb_backend_t *b, zlb_event_t ev) {
+  (void)b;
+  qc.destroyed++;
+  qc.inner->v->event_destroy(qc.inner, ev);
 }
 
 static int qc_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err) {
@@ -1088,11 +1108,12 @@ static int qc_record(zlb_backend_t *b, zlb_event_t ev, zlb_stream_t s, zlb_error
   (void)err;
   if (qc.batch == 2)
     qc.dev += QC_FIXED;
-  qc.batch = qc.batch == 1 ? 2 : 0;
+  if (qc.batch == 1)
+    qc.batch = 2;
   for (i = 0; i < qc.nev && qc.ev[i] != ev; i++)
     ;
   if (i == qc.nev) {
-    assert_true(qc.nev < 8);
+    assert_true(qc.nev < QC_EVENTS);
     qc.ev[qc.nev++] = ev;
   }
   qc.at[i] = qc.dev;
@@ -1120,6 +1141,7 @@ static int qc_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
   (void)s;
   (void)err;
   qc.dev += QC_GAP + qc.call_ns;
+  qc.dirty = 1;
   qc.calls++;
   return 0;
 }
@@ -1222,6 +1244,8 @@ static void test_queue_calibrate(void **state) {
   v.trace_end = qc_trace_end;
   v.trace_available = NULL;
   v.memset_async = qc_memset;
+  v.event_create = qc_event_create;
+  v.event_destroy = qc_event_destroy;
   qb.v = &v;
   assert_int_equal(qb.v->stream_create(&qb, &s, &e), 0);
 
@@ -1235,12 +1259,14 @@ static void test_queue_calibrate(void **state) {
   assert_int_equal(qc.empties, 0);
   zlb_measurement_release(&m);
 
-  /* Calibrated: exactly the call's kernel time, and what was subtracted. */
+  /* Calibrated: exactly the call's kernel time, and what was subtracted
+   * (warm: one event pair a batch). */
   if (qc_measure(&qb, s, 1, &m, &e))
     fail_msg("calibrated queue timer: %s", e.msg);
   k = (double)m.queue_launches;
   qc_assert_all(&m, QC_CALL);
   assert_int_equal(m.queue_calibrated, 1);
+  assert_int_equal(m.queue_call_events, 0);
   assert_true(fabs(m.queue_calibration_ms * 1e6 - (QC_GAP + QC_FIXED / k)) < 1e-3);
   /* One untraced launch, then 9 batches of K. */
   assert_int_equal(qc.empties, 1 + 9 * (long)k);
@@ -1278,9 +1304,13 @@ static void test_queue_calibrate(void **state) {
   {
     char buf[64];
     zlb_flush_t fl = {buf, sizeof(buf)};
+    int plain_events;
     qc.cold = &fl;
+    qc.created = qc.destroyed = 0;
     if (qc_measure(&qb, s, 0, &m, &e))
       fail_msg("cold queue timer: %s", e.msg);
+    plain_events = qc.created;
+    assert_int_equal(m.queue_call_events, 0);
     k = (double)m.queue_launches;
     assert_true(fabs(m.value_ms * 1e6 - (QC_CALL + QC_GAP)) < 1e-3);
     assert_int_equal(m.l2_cold, 1);
@@ -1288,23 +1318,46 @@ static void test_queue_calibrate(void **state) {
     assert_int_equal(qc.empties, 0);
     zlb_measurement_release(&m);
 
-    /* Cold and calibrated: the calibration's empty kernels are flushed
-     * as the calls are, so it holds the flush, its gap, the call's gap
-     * and the fixed cost, and the call's kernel time is what is left.
-     * The flush's own time is recorded, not subtracted again. */
+    /* Cold and calibrated: every call and every empty kernel of the
+     * calibration is flushed, then timed between its own event pair, so
+     * the calibration is the gap in front of a kernel and the end event's
+     * time (no flush, no share of a batch's fixed cost), and the call's
+     * kernel time is what is left. The flush's own time is recorded. */
+    qc.created = qc.destroyed = 0;
     if (qc_measure(&qb, s, 1, &m, &e))
       fail_msg("cold calibrated queue timer: %s", e.msg);
     k = (double)m.queue_launches;
     qc_assert_all(&m, QC_CALL);
     assert_int_equal(m.queue_calibrated, 1);
-    assert_true(fabs(m.queue_calibration_ms * 1e6 -
-                     (QC_FGAP + QC_FLUSH + QC_GAP + QC_FIXED / k)) < 1e-3);
+    assert_int_equal(m.queue_call_events, 1);
+    assert_true(fabs(m.queue_calibration_ms * 1e6 - (QC_GAP + QC_FIXED)) < 1e-3);
     assert_int_equal(m.l2_cold, 1);
     assert_true(m.l2_flush_bytes == sizeof(buf));
     assert_true(fabs(m.l2_flush_ms * 1e6 - (QC_FGAP + QC_FLUSH + QC_FIXED / k)) < 1e-3);
     /* Every empty kernel of the 9 batches had its flush in front. */
     assert_true(qc.flushes >= 9 * (long)k + (long)m.nsamples * (long)k);
+    /* A pair for each call of a batch besides the plain timer's events,
+     * all destroyed. */
+    assert_int_equal(qc.created, plain_events + 2 * (int)k);
+    assert_int_equal(qc.destroyed, qc.created);
     zlb_measurement_release(&m);
+
+    /* A flush after a call costs more than one after an empty kernel or
+     * a flush (it writes the call's output back): what a batch of
+     * flushes and calls holds beyond the calibration's batches, which
+     * the plain cold timer keeps in its value; with the calls' own pairs
+     * it is outside every timed interval. */
+    qc.wb = 4000.0;
+    if (qc_measure(&qb, s, 0, &m, &e))
+      fail_msg("cold queue timer, write-back: %s", e.msg);
+    assert_true(fabs(m.value_ms * 1e6 - (QC_CALL + QC_GAP + qc.wb)) < 1e-3);
+    assert_int_equal(m.queue_call_events, 0);
+    zlb_measurement_release(&m);
+    if (qc_measure(&qb, s, 1, &m, &e))
+      fail_msg("cold calibrated queue timer, write-back: %s", e.msg);
+    qc_assert_all(&m, QC_CALL);
+    zlb_measurement_release(&m);
+    qc.wb = 0.0;
     qc.cold = NULL;
   }
 
