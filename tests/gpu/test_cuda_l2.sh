@@ -2,7 +2,9 @@
 # data fits in the L2 (neg of 1Mi floats: 4 MiB in, 4 MiB out) reads
 # slower with the graph timer cold than warm, since its inputs then come
 # from memory, and cold it is within 10 % of the trace timer, whose calls
-# also start with the L2 flushed (kernel time from the activity tracer).
+# also start with the L2 flushed (kernel time from the activity tracer);
+# so is the calibrated queue timer cold, each call between its own event
+# pair.
 . "$(dirname "$0")/lib.sh"
 R() { "$ZLBENCH" run neg --backend cuda --dtypes float32 --warmup-ms 5 --rep-ms 40 \
   --shape-file "$TMP/l2.yaml" "$@"; }
@@ -35,5 +37,24 @@ if [ "$have_trace" = 1 ]; then
   echo "neg 8 MiB: trace $t ms"
   awk -v c="$c" -v t="$t" 'BEGIN { d = c / t - 1; if (d < 0) d = -d; exit !(d < 0.10) }' ||
     fail "graph cold ($c ms) is not within 10 % of trace ($t ms)"
+  # The calibrated queue timer, cold: each call between its own event pair
+  # after its flush; the calibration is a launch gap and an event (well
+  # under the flush's tens of us), and the value within 10 % of trace.
+  R --timer queue --l2 cold --queue-calibrate --out "$TMP/qcal" --json "$TMP/qcal.json" \
+    >/dev/null 2>&1 || fail "neg --timer queue --l2 cold --queue-calibrate failed: $(tail -5 "$TMP/qcal/run.log" 2>/dev/null)"
+  keep "$TMP/qcal" "$TMP/qcal.json"
+  all_rows_are "$TMP/qcal/run.log" Timer queue-cal || fail "cold calibrated rows do not say queue-cal"
+  q=$(table_col "$TMP/qcal/run.log" "Candidate (ms)") || fail "no Candidate column (queue cold calibrated)"
+  python3 - "$TMP/qcal.json" <<'PY' || fail "the cold calibrated rows are not timed by event pairs"
+import json, sys
+m = json.load(open(sys.argv[1]))["tables"][0]["rows"][0]["candidate"]
+print("neg 8 MiB: queue cold calibrated, calibration", m["queue_calibration_ms"] * 1e3, "us,",
+      "flush", m["l2_flush_ms"] * 1e3, "us")
+assert m["queue_call_events"] is True, m
+assert 0 < m["queue_calibration_ms"] < 5e-3 < m["l2_flush_ms"], m
+PY
+  echo "neg 8 MiB: queue cold calibrated $q ms"
+  awk -v c="$q" -v t="$t" 'BEGIN { d = c / t - 1; if (d < 0) d = -d; exit !(d < 0.10) }' ||
+    fail "queue cold calibrated ($q ms) is not within 10 % of trace ($t ms)"
 fi
 exit 0
