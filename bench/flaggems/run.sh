@@ -32,9 +32,11 @@
 #          statuses, whose timings are not the point; keep them the same
 #          across the calls of one screen).
 #          SCREEN_DEVICE (e.g. "NVIDIA H200") holds a screen to one device
-#          model: a call on another model screens nothing, and operators
-#          that finished on another model (their run_identity.json names
-#          it, or names none) or timed out run again here with --force,
+#          model, or to several joined by '|' ("NVIDIA H200|NVIDIA H100
+#          80GB HBM3": the same architecture and software, either will do):
+#          a call on another model screens nothing, and operators that
+#          finished on another model (their run_identity.json names one,
+#          or names none) or timed out run again here with --force,
 #          in one batch with the operators not finished yet (those first),
 #          JOBS at a time; each is rerun once
 #          ($WORK/screen/rescreened lists those done), and a call stopped
@@ -215,13 +217,15 @@ stage_screen() {
   local here=""
   if [ -n "$SCREEN_DEVICE" ]; then
     here=$(device_name)
-    [ "$here" = "$SCREEN_DEVICE" ] ||
-      { note "screen: SCREEN_DEVICE is '$SCREEN_DEVICE' and this device is '${here:-unknown}': nothing screened"; return 1; }
+    case "|$SCREEN_DEVICE|" in
+    *"|$here|"*) [ -n "$here" ] ;;
+    *) false ;;
+    esac || { note "screen: SCREEN_DEVICE is '$SCREEN_DEVICE' and this device is '${here:-unknown}': nothing screened"; return 1; }
   fi
   # Held to one model, one batch does it all (rescreen): the operators not
   # finished yet and those to run again share the device's width, rather
   # than a few slow ones holding it while the rest wait for their batch.
-  [ -n "$SCREEN_DEVICE" ] && { rescreen "$d" "$here"; return 0; }
+  [ -n "$SCREEN_DEVICE" ] && { rescreen "$d" "$SCREEN_DEVICE"; return 0; }
   local budget
   budget=$(($(left) - 20))
   [ "$budget" -gt 60 ] || { note "screen: budget spent; run again to go on"; return 0; }
@@ -273,17 +277,28 @@ for r in csv.DictReader(open(os.path.join(out, "ops_status.csv"), newline="")):
 PY
 }
 
-# Finished operators of screen folder $1 whose results ran on a device other
-# than $2, or timed out (a limit of the screen's, not a result), not rerun
+# Finished operators of screen folder $1 whose results ran on a device not
+# among $2 (models joined by '|'; every device of a level-2 operator must
+# be), or timed out (a limit of the screen's, not a result), not rerun
 # yet: one name a line, the quickest (by their seconds in ops_status.csv)
 # first, so that a call's budget reruns the most.
 stale_ops() {
   local rows
   [ -f "$1/out/ops_status.csv" ] || return 0
   rows=$(where_ran "$1/out") || return 1
-  printf '%s\n' "$rows" | awk -F'\t' -v here="$2" -v done_file="$1/rescreened" '
-    BEGIN { while ((getline op < done_file) > 0) done[op] = 1 }
-    NF && !($1 in done) && ($4 != here || $2 == "timeout") {
+  printf '%s\n' "$rows" | awk -F'\t' -v models="$2" -v done_file="$1/rescreened" '
+    BEGIN {
+      while ((getline op < done_file) > 0) done[op] = 1
+      n = split(models, m, "|")
+      for (i = 1; i <= n; i++) ok[m[i]] = 1
+    }
+    function elsewhere(devs,   d, k, j) {
+      if (devs == "") return 1
+      k = split(devs, d, " \\+ ")
+      for (j = 1; j <= k; j++) if (!(d[j] in ok)) return 1
+      return 0
+    }
+    NF && !($1 in done) && (elsewhere($4) || $2 == "timeout") {
       printf "%s\t%s\n", ($3 ~ /^[0-9.]+$/ ? $3 : 1e308), $1 }' |
     sort -t"$(printf '\t')" -k1,1g -k2,2 | cut -f2
 }
@@ -300,18 +315,19 @@ unfinished_ops() {
 
 # Operators of the selection not finished yet (first: slow ones left by an
 # earlier call start while the width is free), then those that finished on
-# another device model or timed out, run here in one batch; each of the
-# latter once (--force replaces its results only when its rerun finishes).
+# a device model not among $2 or timed out, run here in one batch; each of
+# the latter once (--force replaces its results only when its rerun
+# finishes).
 rescreen() {
-  local d=$1 here=$2 n nu budget rc t0=$SECONDS
+  local d=$1 models=$2 n nu budget rc t0=$SECONDS
   unfinished_ops "$d" >"$d/stale.txt"
   nu=$(wc -l <"$d/stale.txt")
-  stale_ops "$d" "$here" >>"$d/stale.txt" || { note "screen: cannot read $d/out"; return 1; }
+  stale_ops "$d" "$models" >>"$d/stale.txt" || { note "screen: cannot read $d/out"; return 1; }
   n=$(wc -l <"$d/stale.txt")
-  [ "$n" -gt 0 ] || { note "screen: every operator finished on $here"; identity_pass "$d"; return 0; }
+  [ "$n" -gt 0 ] || { note "screen: every operator finished on $models"; identity_pass "$d"; return 0; }
   budget=$(($(left) - 20))
   [ "$budget" -gt 60 ] || { note "screen: $nu operators not finished and $((n - nu)) to run again wait for the next call"; return 0; }
-  note "screen: $nu operators not finished, $((n - nu)) finished on another device than $here or timed out: here (--force)"
+  note "screen: $nu operators not finished, $((n - nu)) finished on a device other than $models or timed out: here (--force)"
   touch "$d/.rescreen-start"
   timeout -s INT -k 60 "$budget" "$BUILD/bin/zlbench" batch --provider flaggems \
     --flaggems "$FG" --backend "$BACKEND" --level core --ops-file "$d/stale.txt" --out "$d/out" \
@@ -324,7 +340,7 @@ rescreen() {
   while read -r op; do
     [ "$d/out/ops/$op/.complete" -nt "$d/.rescreen-start" ] && echo "$op" >>"$d/rescreened"
   done <"$d/stale.txt"
-  note "screen: here: rc=$rc after $((SECONDS - t0)) s, $(cat "$d/rescreened" 2>/dev/null | wc -l) rerun in all, $(($(stale_ops "$d" "$here" | wc -l))) to run again left"
+  note "screen: here: rc=$rc after $((SECONDS - t0)) s, $(cat "$d/rescreened" 2>/dev/null | wc -l) rerun in all, $(($(stale_ops "$d" "$models" | wc -l))) to run again left"
   identity_pass "$d"
 }
 

@@ -81,7 +81,7 @@ FAKE_MAX=3 FAKE_ST_b=timeout screen "$W" "$H2"
 screen "$W" "$H2" "$H2"
 [ "$(ran_order)" = "d e b " ] || { cat "$TMP/log" >&2; fail "held call ran '$(ran_order)', expected 'd e b ' (unfinished first, then the timeout)"; }
 expect_in "$CALLS" "batch force=1: d e b "
-expect_in "$TMP/log" "2 operators not finished, 1 finished on another device than $H2 or timed out"
+expect_in "$TMP/log" "2 operators not finished, 1 finished on a device other than $H2 or timed out"
 # The identity pass over the whole selection once all finished (resumes
 # everything, runs nothing).
 expect_in "$CALLS" "batch force=0: a b c d e "
@@ -113,4 +113,24 @@ screen "$W" "$H2" "$H2"
 expect_in "$CALLS" "batch force=0: a b c d e "
 [ "$(sort "$W/screen/rescreened" | tr '\n' ' ')" = "a b c d e " ] ||
   fail "rescreened lists '$(tr '\n' ' ' <"$W/screen/rescreened")'"
+# 3. Held to either of two models ("H200|H100"): an operator that ran on
+# either, or at level 2 on both, is done; one that ran on a third model,
+# or timed out, runs again, after those not finished; a call on the third
+# model runs none.
+W=$TMP/w3 A1="NVIDIA A100-SXM4-80GB"
+FAKE_MAX=3 FAKE_S_a=30 FAKE_S_b=20 FAKE_ST_b=timeout screen "$W" "$H1"
+[ "$(ran_order)" = "a b c " ] || fail "call 3.1 ran '$(ran_order)'"
+printf '{"device": "%s"}\n' "$A1" >"$W/screen/out/ops/a/run_identity.json"
+rm "$W/screen/out/ops/c/run_identity.json"
+mkdir -p "$W/screen/out/ops/c/float16" "$W/screen/out/ops/c/float32"
+printf '{"device": "%s"}\n' "$H1" >"$W/screen/out/ops/c/float16/run_identity.json"
+printf '{"device": "%s"}\n' "$H2" >"$W/screen/out/ops/c/float32/run_identity.json"
+screen "$W" "$A1" "$H2|$H1"
+[ -z "$(ran_order)" ] || fail "a call on the A100 ran '$(ran_order)' in a screen held to H200|H100"
+expect_in "$TMP/log" "this device is '$A1': nothing screened"
+screen "$W" "$H1" "$H2|$H1"
+[ "$(ran_order)" = "d e b a " ] ||
+  { cat "$TMP/log" >&2; fail "the call held to H200|H100 ran '$(ran_order)', expected 'd e b a '"; }
+expect_in "$TMP/log" "2 operators not finished, 2 finished on a device other than $H2|$H1 or timed out"
+expect_in "$CALLS" "batch force=0: a b c d e "
 echo "ok"
