@@ -67,7 +67,8 @@ CMP_TIMEOUT=${CMP_TIMEOUT:-300}
 OP_TIMEOUT=${OP_TIMEOUT:-300}
 JOBS=${JOBS:-1}
 STATE=${STATE:-$ROOT/bench/flaggems/screen-state.tar.gz}
-SCREEN_DEVICE=${SCREEN_DEVICE:-}
+# Models joined by '|', with no blanks around it (a model's own blanks stay).
+SCREEN_DEVICE=$(printf '%s' "${SCREEN_DEVICE:-}" | sed 's/ *| */|/g; s/^ *//; s/ *$//')
 STAGES=${*:-build compare screen table}
 T0=$SECONDS
 mkdir -p "$WORK/logs" "$OUT"

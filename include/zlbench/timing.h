@@ -142,7 +142,8 @@ typedef struct zlb_measurement {
   double host_ms;           /* median host time of one call (enqueue/dispatch), over the
                              * first warm-up calls (at most 64); NAN when not measured */
   int l2_cold;              /* graph/queue: each call ran after an L2 flush (--l2 cold) */
-  double l2_flush_ms;       /* with l2_cold: one flush's time, subtracted per call */
+  double l2_flush_ms;       /* with l2_cold: one flush's time, subtracted per call (cold
+                             * calibrated queue: recorded only) */
   size_t l2_flush_bytes;    /* with l2_cold: the flush buffer's size */
   int queue_call_events;    /* queue timer, cold and calibrated: each call was timed between
                              * its own event pair, its flush outside it */

@@ -245,7 +245,8 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
     zlb_jw_key_bool(jw, "queue_call_events", 1);
   /* The L2 state each call ran in: the graph and queue timers' --l2 mode,
    * the direct and trace timers' flush; cold graph/queue also say what
-   * one flush took (subtracted per call) and the flush buffer's size. */
+   * one flush took (subtracted per call; by the cold calibrated queue
+   * timer recorded only) and the flush buffer's size. */
   if (m->nsamples) {
     int cold = m->l2_cold || ((m->timer == ZLB_TIMER_DIRECT || m->timer == ZLB_TIMER_TRACE) &&
                               r_flush_bytes > 0);

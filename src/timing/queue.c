@@ -413,7 +413,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   zlb__stopper_t st;
   watchdog_t w;
   double est_ms = 0.0, cal_ms = 0.0, t0 = zlb_now_s();
-  long k, k0, n_warm, budget, npairs = 0;
+  long k, k0, kmax, n_warm, budget, npairs = 0;
   size_t n;
   int rc = 0, invalid = 0, dog = 0;
   zlb_flush_t *cold = o->l2_cold ? o->l2_flush : NULL;
@@ -468,12 +468,15 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
 
   /* K calls per batch: enough that one batch lasts queue_batch_ms (the
    * event pair's resolution and the release amortised), no more than the
-   * launch queue holds. */
-  k = est_ms > 1e-9 ? (long)ceil(o->queue_batch_ms / est_ms) : o->queue_max_launches;
+   * launch queue holds. Cold and calibrated, each call also takes two
+   * events besides its flush: twice the queue entries of a cold call, so
+   * half the calls, lest most batches outgrow the queue and the watchdog. */
+  kmax = cold && o->queue_calibrate ? (o->queue_max_launches + 1) / 2 : o->queue_max_launches;
+  k = est_ms > 1e-9 ? (long)ceil(o->queue_batch_ms / est_ms) : kmax;
   if (k < 1)
     k = 1;
-  if (k > o->queue_max_launches)
-    k = o->queue_max_launches;
+  if (k > kmax)
+    k = kmax;
   k0 = k;
 
   if ((rc = b->v->event_create(b, &ev[0], err)) || (rc = b->v->event_create(b, &ev[1], err)))

@@ -116,7 +116,7 @@ expect_in "$CALLS" "batch force=0: a b c d e "
 # 3. Held to either of two models ("H200|H100"): an operator that ran on
 # either, or at level 2 on both, is done; one that ran on a third model,
 # or timed out, runs again, after those not finished; a call on the third
-# model runs none.
+# model runs none. Blanks around '|' do not count.
 W=$TMP/w3 A1="NVIDIA A100-SXM4-80GB"
 FAKE_MAX=3 FAKE_S_a=30 FAKE_S_b=20 FAKE_ST_b=timeout screen "$W" "$H1"
 [ "$(ran_order)" = "a b c " ] || fail "call 3.1 ran '$(ran_order)'"
@@ -128,7 +128,7 @@ printf '{"device": "%s"}\n' "$H2" >"$W/screen/out/ops/c/float32/run_identity.jso
 screen "$W" "$A1" "$H2|$H1"
 [ -z "$(ran_order)" ] || fail "a call on the A100 ran '$(ran_order)' in a screen held to H200|H100"
 expect_in "$TMP/log" "this device is '$A1': nothing screened"
-screen "$W" "$H1" "$H2|$H1"
+screen "$W" "$H1" "$H2 | $H1"
 [ "$(ran_order)" = "d e b a " ] ||
   { cat "$TMP/log" >&2; fail "the call held to H200|H100 ran '$(ran_order)', expected 'd e b a '"; }
 expect_in "$TMP/log" "2 operators not finished, 2 finished on a device other than $H2|$H1 or timed out"

@@ -1069,6 +1069,7 @@ static struct {
   double wb;              /* what a flush after a call costs more, ns */
   int dirty;              /* a call ran since the last flush */
   int created, destroyed; /* events of the timer's */
+  int max_launches;       /* > 0: --queue-max-launches */
 } qc;
 
 /* A flush costs its gap and its time on the synthetic device; the tracer
@@ -1198,6 +1199,8 @@ static int qc_measure(zlb_backend_t *qb, zlb_stream_t s, int calibrate, zlb_meas
   o.queue_calibrate = calibrate;
   o.l2_cold = qc.cold != NULL;
   o.l2_flush = qc.cold;
+  if (qc.max_launches > 0)
+    o.queue_max_launches = qc.max_launches;
   memset(m, 0, sizeof(*m));
   qc.nev = 0;
   qc.empties = 0;
@@ -1358,6 +1361,20 @@ static void test_queue_calibrate(void **state) {
     qc_assert_all(&m, QC_CALL);
     zlb_measurement_release(&m);
     qc.wb = 0.0;
+
+    /* With its two events a cold calibrated call takes twice the launch
+     * queue's entries of a plain cold one: at most half the calls. */
+    qc.max_launches = 9;
+    if (qc_measure(&qb, s, 0, &m, &e))
+      fail_msg("cold queue timer, 9 launches: %s", e.msg);
+    assert_int_equal(m.queue_launches, 9);
+    zlb_measurement_release(&m);
+    if (qc_measure(&qb, s, 1, &m, &e))
+      fail_msg("cold calibrated queue timer, 9 launches: %s", e.msg);
+    assert_int_equal(m.queue_launches, 5);
+    qc_assert_all(&m, QC_CALL);
+    zlb_measurement_release(&m);
+    qc.max_launches = 0;
     qc.cold = NULL;
   }
 
