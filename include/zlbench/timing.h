@@ -308,8 +308,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
  * empty kernel of the calibration, is timed between its own event pair
  * recorded after its flush (queue_call_events): a sample is the mean pair
  * of its batch, so the flush is in no number that is subtracted, and what
- * it costs after one kernel or another cannot move the result. Errors, not fallbacks: no empty kernel or no
- * tracer (zlb_queue_calibration_check), a tracer that cannot be used, a
+ * it costs after one kernel or another cannot move the result. Errors,
+ * not fallbacks: no empty kernel or no tracer
+ * (zlb_queue_calibration_check), a tracer that cannot be used, a
  * batch the tracer does not see whole, a calibration below zero, a
  * calibrated value not above zero.
  */

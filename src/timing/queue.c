@@ -417,6 +417,8 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   size_t n;
   int rc = 0, invalid = 0, dog = 0;
   zlb_flush_t *cold = o->l2_cold ? o->l2_flush : NULL;
+  /* Cold and calibrated: each call between its own event pair. */
+  int per_call = cold && o->queue_calibrate;
 
   memset(fail, 0, sizeof(*fail));
   m->timer = ZLB_TIMER_QUEUE;
@@ -471,7 +473,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
    * launch queue holds. Cold and calibrated, each call also takes two
    * events besides its flush: twice the queue entries of a cold call, so
    * half the calls, lest most batches outgrow the queue and the watchdog. */
-  kmax = cold && o->queue_calibrate ? (o->queue_max_launches + 1) / 2 : o->queue_max_launches;
+  kmax = per_call ? (o->queue_max_launches + 1) / 2 : o->queue_max_launches;
   k = est_ms > 1e-9 ? (long)ceil(o->queue_batch_ms / est_ms) : kmax;
   if (k < 1)
     k = 1;
@@ -481,9 +483,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
 
   if ((rc = b->v->event_create(b, &ev[0], err)) || (rc = b->v->event_create(b, &ev[1], err)))
     goto out;
-  /* Cold and calibrated: an event pair for each call of a batch (K only
-   * shrinks from here), so that no flush is inside a timed interval. */
-  if (cold && o->queue_calibrate) {
+  /* An event pair for each call of a batch (K only shrinks from here), so
+   * that no flush is inside a timed interval. */
+  if (per_call) {
     pairs = zlb_xcalloc((size_t)(2 * k), sizeof(*pairs));
     for (; npairs < 2 * k; npairs++)
       if ((rc = b->v->event_create(b, &pairs[npairs], err)))

@@ -25,6 +25,11 @@ else
   have_trace=0
 fi
 keep "$TMP/cold" "$TMP/warm" "$TMP/cold.json"
+# within10 WHAT MS TRACE_MS: fail unless MS is within 10 % of TRACE_MS.
+within10() {
+  awk -v c="$2" -v t="$3" 'BEGIN { d = c / t - 1; if (d < 0) d = -d; exit !(d < 0.10) }' ||
+    fail "$1 ($2 ms) is not within 10 % of trace ($3 ms)"
+}
 c=$(table_col "$TMP/cold/run.log" "Candidate (ms)") || fail "no Candidate column (cold)"
 w=$(table_col "$TMP/warm/run.log" "Candidate (ms)") || fail "no Candidate column (warm)"
 f=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tables"][0]["rows"][0]["candidate"]["l2_flush_ms"])' "$TMP/cold.json") ||
@@ -35,8 +40,7 @@ awk -v c="$c" -v w="$w" 'BEGIN { exit !(c > w * 1.05) }' ||
 if [ "$have_trace" = 1 ]; then
   t=$(table_col "$TMP/trace/run.log" "Candidate (ms)") || fail "no Candidate column (trace)"
   echo "neg 8 MiB: trace $t ms"
-  awk -v c="$c" -v t="$t" 'BEGIN { d = c / t - 1; if (d < 0) d = -d; exit !(d < 0.10) }' ||
-    fail "graph cold ($c ms) is not within 10 % of trace ($t ms)"
+  within10 "graph cold" "$c" "$t"
   # The calibrated queue timer, cold: each call between its own event pair
   # after its flush; the calibration is a launch gap and an event (well
   # under the flush's tens of us), and the value within 10 % of trace.
@@ -54,7 +58,6 @@ assert m["queue_call_events"] is True, m
 assert 0 < m["queue_calibration_ms"] < 5e-3 < m["l2_flush_ms"], m
 PY
   echo "neg 8 MiB: queue cold calibrated $q ms"
-  awk -v c="$q" -v t="$t" 'BEGIN { d = c / t - 1; if (d < 0) d = -d; exit !(d < 0.10) }' ||
-    fail "queue cold calibrated ($q ms) is not within 10 % of trace ($t ms)"
+  within10 "queue cold calibrated" "$q" "$t"
 fi
 exit 0
