@@ -13,7 +13,8 @@
 # size, then graph cold at 256 MiB against trace at 256 MiB. Builds
 # nothing.
 # OP (default neg) picks the operator, with its shapes in bench/l2/shapes.yaml:
-# `sum` moves as many bytes, all read, writing almost nothing, so the kernel leaves no
+# `sum` (rows of 2048 columns: one kernel a call, as neg) moves as many bytes, all
+# read, writing almost nothing, so the kernel leaves no
 # dirty output lines in the L2 for the next flush to write back; where the
 # cold timers' difference from trace grows with neg's output but not with
 # sum's, it is that write-back, which the flush after the kernel pays and
