@@ -13,7 +13,10 @@
 #include "zlbench/ops.h"
 #include "zlbench/timing.h"
 
-#define SLOW_NS 20000000ull /* the checked call: 20 ms, 1000 times a normal one */
+/* The checked call: 100 ms, 5000 times a normal one, and far above what a
+ * descheduled process adds to a sample (a scheduler slice, ~12 ms, under
+ * two busy cores), so a sample near it can only be the checked one. */
+#define SLOW_NS 100000000ull
 #define CALL_NS 20000ull
 
 static struct {
@@ -145,13 +148,29 @@ static int measure(int t, int mismatch, zlb_measurement_t *m, zlb_error_t *e) {
   return rc;
 }
 
+/*
+ * measure(), again when the timer took fewer than four samples without the
+ * hook choosing one: the sample count is rep_ms / the estimate, and a
+ * process descheduled while the estimate ran (two cores, many tests) can
+ * leave too few for sample 3 to exist. Only then: a timer that took four
+ * samples and never chose one is wrong, and the test says so.
+ */
+static int measure_to_sample3(int t, int mismatch, zlb_measurement_t *m, zlb_error_t *e) {
+  for (int tries = 0;; tries++) {
+    int rc = measure(t, mismatch, m, e);
+    if (rc || h.dues || m->nsamples + (size_t)h.afters >= 4 || tries == 4)
+      return rc;
+    zlb_measurement_release(m);
+  }
+}
+
 static void test_each_timer_checks_one_sample(void **state) {
   (void)state;
   for (int t = 0; t < T_COUNT; t++) {
     zlb_measurement_t m;
     zlb_error_t e = ZLB_ERROR_INIT;
     double most = 0;
-    if (measure(t, 0, &m, &e))
+    if (measure_to_sample3(t, 0, &m, &e))
       fail_msg("%s: %s", names[t], e.msg);
     if (h.dues != 1 || h.afters != 1 || h.due_sample != 3 || h.after_sample != 3)
       fail_msg("%s: the hook said due %d times (sample %zu) and checked %d times (sample %zu); "
@@ -166,7 +185,7 @@ static void test_each_timer_checks_one_sample(void **state) {
     /* ... and is not among the samples: none is as slow as its call. */
     for (size_t i = 0; i < m.nsamples; i++)
       most = m.samples[i] > most ? m.samples[i] : most;
-    if (t != T_GRAPH && most > (double)SLOW_NS * 1e-6 / 2)
+    if (t != T_GRAPH && most > (double)SLOW_NS * 1e-6 * 0.9)
       fail_msg("%s: a sample of %.3f ms: the checked one was kept", names[t], most);
     zlb_measurement_release(&m);
   }
@@ -177,7 +196,7 @@ static void test_mismatch_stops_the_timer(void **state) {
   for (int t = 0; t < T_COUNT; t++) {
     zlb_measurement_t m;
     zlb_error_t e = ZLB_ERROR_INIT;
-    int rc = measure(t, 1, &m, &e);
+    int rc = measure_to_sample3(t, 1, &m, &e);
     if (rc != ZLB_EMISMATCH || !strstr(e.msg, "integrity: test mismatch at 3"))
       fail_msg("%s: returned %d (%s), a mismatch wanted", names[t], rc, e.msg);
     zlb_measurement_release(&m);
