@@ -174,7 +174,8 @@ static int check_out_ops(const char *dir, zlb_error_t *err) {
 static void stop_all(zlb__batch_t *b) {
   for (size_t i = 0; i < b->njobs; i++) {
     zlb__job_t *j = &b->jobs[i];
-    int running = j->state == ZLB__JOB_RUNNING, level2 = j->level == 2 && j->l2;
+    int running = j->state == ZLB__JOB_RUNNING, keep;
+    char where[160] = "";
     zlb_error_t e = ZLB_ERROR_INIT;
     if (j->staged && j->state != ZLB__JOB_DONE) {
       /* A rerun of finished results: the new ones are dropped, the
@@ -199,10 +200,14 @@ static void stop_all(zlb__batch_t *b) {
     }
     /* A job waiting between its level-2 children (the batch stopped on a
      * fatal error, its next child could not start, or it waited for a
-     * rerun alone) keeps its progress too. */
+     * rerun alone) keeps its progress too, as does one waiting for a retry
+     * that its unit counted. */
     if (j->state == ZLB__JOB_DONE)
       continue;
-    if (!running && !level2) {
+    keep = zlb__progress_worth(j);
+    if (keep)
+      zlb__progress_where(j, where, sizeof(where));
+    if (!running && !keep) {
       /* Started, and waiting when the batch stopped: to rerun alone, or
        * its retry for another's rerun alone. Said, so that an operator
        * missing from the results is not a mystery. */
@@ -224,9 +229,11 @@ static void stop_all(zlb__batch_t *b) {
     if (running)
       zlb_child_stop(&j->child, b->o->grace_s);
     /* What a resume does with it: at level 2 it goes on from the dtype
-     * stopped here; at level 1 it starts again. An operator that never
-     * finishes within one call's budget shows here, call after call. */
-    int saved = level2 && !zlb__save_progress(b, j, &e);
+     * stopped here, with what that dtype's child counted; at level 1 it
+     * keeps what the all-dtypes child counted, or starts again. An
+     * operator that never finishes within one call's budget shows here,
+     * call after call. */
+    int saved = keep && !zlb__save_progress(b, j, &e);
     if (!running) {
       if (e.code && b->o->line) {
         char text[512];
@@ -237,10 +244,10 @@ static void stop_all(zlb__batch_t *b) {
       } else if (saved && (j->alone || j->deferred) && b->o->line) {
         char text[512];
         snprintf(text, sizeof(text),
-                 "          device %-3s %-20s not finished (operator %.1fs, level 2): it waited "
-                 "for %s; a resume goes on from %s\n",
-                 j->row.device, j->op, zlb_now_s() - j->t0,
-                 j->deferred == 2 ? "room on its device" : "a rerun alone", j->l2[j->cur].label);
+                 "          device %-3s %-20s not finished (operator %.1fs, level %d): it waited "
+                 "for %s; a resume goes on %s\n",
+                 j->row.device, j->op, zlb_now_s() - j->t0, j->level,
+                 j->deferred == 2 ? "room on its device" : "a rerun alone", where);
         b->o->line(b->o->cb_ctx, text);
       }
       continue;
@@ -251,10 +258,10 @@ static void stop_all(zlb__batch_t *b) {
         snprintf(unsaved, sizeof(unsaved), " (its progress could not be saved: %.300s)", e.msg);
       if (saved)
         snprintf(text, sizeof(text),
-                 "          device %-3s %-20s stopped after %.1fs (operator %.1fs, level 2): "
-                 "a resume goes on from %s\n",
+                 "          device %-3s %-20s stopped after %.1fs (operator %.1fs, level %d): "
+                 "a resume goes on %s\n",
                  j->row.device, j->op, zlb_now_s() - j->child.started, zlb_now_s() - j->t0,
-                 j->l2[j->cur].label);
+                 j->level, where);
       else
         snprintf(text, sizeof(text),
                  "          device %-3s %-20s stopped after %.1fs (operator %.1fs, level %d): "

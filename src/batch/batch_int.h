@@ -273,9 +273,15 @@ int zlb__device_kept(const zlb__batch_t *b, int slot);
 void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j);
 /* Reuse finished results from --replay/--replay-from; 1 when reused. */
 int zlb__try_replay(zlb__batch_t *b, zlb__job_t *j);
-/* A job stopped at level 2 saves its finished dtypes (ops/<op>/.progress);
- * a resume that finds them goes on from the next dtype: 0 then, -1 for a
- * fresh start (nothing saved, or what was saved does not fit). */
+/* A stopped job at level 2 saves its finished dtypes, and at either level
+ * what its stopped unit counted (ops/<op>/.progress); a resume that finds
+ * them goes on from there: 0 then, -1 for a fresh start (nothing saved, or
+ * what was saved does not fit). zlb__progress_worth: whether a stopped job
+ * has anything to save; zlb__progress_where: where its resume goes on, for
+ * a message ("from float32 (1 counted attempt kept)", "with 1 counted
+ * attempt kept"). */
+int zlb__progress_worth(const zlb__job_t *j);
+void zlb__progress_where(const zlb__job_t *j, char *buf, size_t len);
 int zlb__save_progress(const zlb__batch_t *b, const zlb__job_t *j, zlb_error_t *err);
 int zlb__resume_progress(zlb__batch_t *b, zlb__job_t *j);
 /* The job's row is final: count it, write .complete and ops_status.csv

@@ -731,9 +731,39 @@ out:
  * A resume runs only the dtypes still to do. Without it, an operator whose
  * all-dtypes child times out spends that limit again on every call and
  * may never finish within one (FlagGems' addmv and conv operators,
- * autotuning every dtype in every process). */
+ * autotuning every dtype in every process).
+ *
+ * The file also keeps what the stopped unit (the dtype being run, or the
+ * all-dtypes child at level 1) had counted: its attempts against
+ * --retries, the last one's status and signature, and whether capture was
+ * denied. Without them a unit whose every child times out, in a call too
+ * short for its retry, starts afresh in every call and never gets a
+ * status (FlagGems' mm float32: 500 s of autotuning a child, one attempt a
+ * call). The stopped child itself counts nothing: it was interrupted, not
+ * judged. An operator at level 1 keeps a file only when its unit counted
+ * something. */
 #define PROGRESS_FILE ".progress"
 #define PROGRESS_SCHEMA "zlbench-progress-1"
+#define PROGRESS_MAX_ATTEMPTS 1000000
+
+int zlb__progress_worth(const zlb__job_t *j) {
+  if (j->level == 2)
+    return j->l2 && j->cur < j->nl2;
+  return j->l1.attempts > 0 || j->l1.deny;
+}
+
+void zlb__progress_where(const zlb__job_t *j, char *buf, size_t len) {
+  const zlb__unit_t *u = j->level == 2 ? &j->l2[j->cur] : &j->l1;
+  char n[96] = "";
+  if (u->attempts || u->deny)
+    snprintf(n, sizeof(n), "%d counted attempt%s kept%s", u->attempts, u->attempts == 1 ? "" : "s",
+             u->deny ? ", capture denied" : "");
+  if (j->level == 2)
+    snprintf(buf, len, "from %s%s%s%s", u->label, n[0] ? " (" : "", n, n[0] ? ")" : "");
+  else
+    snprintf(buf, len, "with %s", n);
+}
+
 
 static void progress_path(const zlb__batch_t *b, const zlb__job_t *j, zlb_strbuf_t *out) {
   zlb__work_dir(b, j, out);
@@ -754,12 +784,15 @@ int zlb__save_progress(const zlb__batch_t *b, const zlb__job_t *j, zlb_error_t *
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
   zlb_jw_t jw;
   int rc;
-  if (j->level != 2)
+  const zlb__unit_t *u;
+  if (!zlb__progress_worth(j))
     return 0;
+  u = j->level == 2 ? &j->l2[j->cur] : &j->l1;
   zlb_jw_init(&jw, 1);
   zlb_jw_object_begin(&jw);
   zlb_jw_key_string(&jw, "schema", PROGRESS_SCHEMA);
   zlb_jw_key_string(&jw, "operator", j->op);
+  zlb_jw_key_int(&jw, "level", j->level);
   zlb_jw_key_double(&jw, "seconds", zlb_now_s() - j->t0);
   zlb_jw_key_int(&jw, "attempts", j->row.attempts);
   zlb_jw_key_int(&jw, "seq", j->seq);
@@ -767,13 +800,21 @@ int zlb__save_progress(const zlb__batch_t *b, const zlb__job_t *j, zlb_error_t *
   zlb_jw_key_string(&jw, "all_dtypes_signature", j->l1.signature);
   /* The dtypes finished before the one that was stopped. */
   zlb_jw_key_array(&jw, "done");
-  for (int i = 0; i < j->cur && i < j->nl2; i++)
+  for (int i = 0; j->level == 2 && i < j->cur && i < j->nl2; i++)
     unit_json(&jw, &j->l2[i]);
   zlb_jw_array_end(&jw);
   zlb_jw_key_array(&jw, "dtypes");
-  for (int i = 0; i < j->nl2; i++)
+  for (int i = 0; j->level == 2 && i < j->nl2; i++)
     zlb_jw_string(&jw, j->l2[i].label);
   zlb_jw_array_end(&jw);
+  /* The stopped unit's count (see above). */
+  zlb_jw_key_object(&jw, "current");
+  zlb_jw_key_string(&jw, "label", u->label);
+  zlb_jw_key_int(&jw, "attempts", u->attempts);
+  zlb_jw_key_string(&jw, "status", u->status);
+  zlb_jw_key_string(&jw, "signature", u->signature);
+  zlb_jw_key_bool(&jw, "deny", u->deny);
+  zlb_jw_object_end(&jw);
   zlb_jw_object_end(&jw);
   progress_path(b, j, &p);
   rc = zlb_write_file_atomic(p.buf, jw.out.buf, jw.out.len, err);
@@ -792,25 +833,59 @@ static int copy_member(const zlb_json_t *o, const char *key, char *dst, size_t l
   return 0;
 }
 
+/* The stopped unit's count from `cur` (a .progress "current") into u,
+ * whose label it must name; 0, or -1 with u unchanged. */
+static int apply_current(const zlb_json_t *cur, double total, zlb__unit_t *u) {
+  zlb__unit_t t = *u;
+  const zlb_json_t *deny = zlb_json_get(cur, "deny");
+  double n = zlb_json_get_number(cur, "attempts", -1);
+  char label[32];
+  if (cur->kind != ZLB_JSON_OBJECT || copy_member(cur, "label", label, sizeof(label)) ||
+      strcmp(label, u->label) || !(n >= 0 && n <= total && n == (long)n) || !deny ||
+      deny->kind != ZLB_JSON_BOOL || copy_member(cur, "status", t.status, sizeof(t.status)) ||
+      copy_member(cur, "signature", t.signature, sizeof(t.signature)))
+    return -1;
+  t.attempts = (int)n;
+  t.deny = deny->boolean;
+  *u = t;
+  return 0;
+}
+
 /* The saved progress checked against this batch's plan for the job; 0 and
  * the job set up to go on, or -1 with `why` (then nothing was changed that
- * a fresh start does not reset). */
+ * a fresh start does not reset). A file without "level" or "current" (an
+ * earlier version's) is a level-2 one with nothing counted. */
 static int apply_progress(zlb__batch_t *b, zlb__job_t *j, const zlb_json_t *doc, char *why,
                           size_t len) {
   const zlb_json_t *done = zlb_json_get(doc, "done"), *dts = zlb_json_get(doc, "dtypes");
+  const zlb_json_t *cur = zlb_json_get(doc, "current");
   double secs = zlb_json_get_number(doc, "seconds", -1);
   double att = zlb_json_get_number(doc, "attempts", -1), seq = zlb_json_get_number(doc, "seq", -1);
+  double level = zlb_json_get_number(doc, "level", 2);
   zlb__unit_t l1 = j->l1;
   if (doc->kind != ZLB_JSON_OBJECT ||
       strcmp(zlb_json_get_string(doc, "schema", ""), PROGRESS_SCHEMA) ||
       strcmp(zlb_json_get_string(doc, "operator", ""), j->op))
     return snprintf(why, len, "not a progress file of this operator"), -1;
-  if (!(secs >= 0 && secs < 1e7) || !(att >= 0 && att <= 1e6 && att == (long)att) ||
-      !(seq >= 0 && seq <= 1e6 && seq == (long)seq))
+  if (!(secs >= 0 && secs < 1e7) ||
+      !(att >= 0 && att <= PROGRESS_MAX_ATTEMPTS && att == (long)att) ||
+      !(seq >= 0 && seq <= PROGRESS_MAX_ATTEMPTS && seq == (long)seq))
     return snprintf(why, len, "seconds, attempts or seq out of range"), -1;
+  if (level != 1 && level != 2)
+    return snprintf(why, len, "of a level neither 1 nor 2"), -1;
   if (copy_member(doc, "all_dtypes_status", l1.status, sizeof(l1.status)) ||
       copy_member(doc, "all_dtypes_signature", l1.signature, sizeof(l1.signature)))
     return snprintf(why, len, "no all-dtypes status or signature"), -1;
+  if (level == 1) {
+    /* Only the all-dtypes child's count: no dtype was run on its own. */
+    if (!dts || dts->kind != ZLB_JSON_ARRAY || dts->n || !done ||
+        done->kind != ZLB_JSON_ARRAY || done->n)
+      return snprintf(why, len, "a level-1 file that lists dtypes"), -1;
+    if (!cur || apply_current(cur, att, &l1))
+      return snprintf(why, len, "a level-1 file without a valid 'current'"), -1;
+    j->l1 = l1;
+    goto kept;
+  }
   begin_level2(b, j);
   if (!dts || dts->kind != ZLB_JSON_ARRAY || dts->n != (size_t)j->nl2 || !done ||
       done->kind != ZLB_JSON_ARRAY || done->n >= (size_t)j->nl2)
@@ -845,8 +920,13 @@ static int apply_progress(zlb__batch_t *b, zlb__job_t *j, const zlb_json_t *doc,
       }
     }
   }
+  if (cur && apply_current(cur, att, &j->l2[done->n])) {
+    snprintf(why, len, "a file whose 'current' is malformed or not %s's", j->l2[done->n].label);
+    goto fail;
+  }
   j->l1 = l1;
   j->cur = (int)done->n;
+kept:
   j->seq = (int)seq;
   j->row.attempts = (int)att;
   j->t0 = zlb_now_s() - secs;
@@ -876,7 +956,7 @@ static void prune_for_resume(zlb__batch_t *b, const zlb__job_t *j) {
 
 int zlb__resume_progress(zlb__batch_t *b, zlb__job_t *j) {
   zlb_strbuf_t p = ZLB_STRBUF_INIT;
-  char *text = NULL, why[160] = "", msg[512];
+  char *text = NULL, why[160] = "", msg[1024];
   size_t len = 0;
   zlb_json_t *doc = NULL;
   struct stat st;
@@ -890,11 +970,21 @@ int zlb__resume_progress(zlb__batch_t *b, zlb__job_t *j) {
   else if (!apply_progress(b, j, doc, why, sizeof(why)))
     rc = 0;
   if (!rc) {
+    const zlb__unit_t *u = j->level == 2 ? &j->l2[j->cur] : &j->l1;
+    char kept[320] = "";
     prune_for_resume(b, j);
-    snprintf(msg, sizeof(msg),
-             "          device %-3s %-20s goes on at level 2 from %s (%d of %d dtypes done "
-             "before)\n",
-             b->devices.v[j->slot], j->op, j->l2[j->cur].label, j->cur, j->nl2);
+    if (u->attempts || u->deny)
+      snprintf(kept, sizeof(kept), ", %d counted attempt%s of %s kept (%.200s)%s", u->attempts,
+               u->attempts == 1 ? "" : "s", j->level == 2 ? u->label : "the all-dtypes child",
+               u->signature[0] ? u->signature : u->status, u->deny ? ", capture denied" : "");
+    if (j->level == 2)
+      snprintf(msg, sizeof(msg),
+               "          device %-3s %-20s goes on at level 2 from %s (%d of %d dtypes done "
+               "before)%s\n",
+               b->devices.v[j->slot], j->op, u->label, j->cur, j->nl2, kept);
+    else
+      snprintf(msg, sizeof(msg), "          device %-3s %-20s goes on at level 1%s\n",
+               b->devices.v[j->slot], j->op, kept);
   } else {
     snprintf(msg, sizeof(msg), "          device %-3s %-20s starts over: its %s is %s\n",
              b->devices.v[j->slot], j->op, PROGRESS_FILE, why);

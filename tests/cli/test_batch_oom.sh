@@ -185,7 +185,8 @@ grep -rq '"children_per_device": 2' "$TMP/o9/ops/oom_crowd5" ||
 # narrows to one; good_scale has not started, so the device is not
 # kept for the rerun alone, but flaky's retry (its first child fails once
 # released) finds good_copy still running and waits. Stopped then, the
-# batch names it.
+# batch names it, and keeps the attempt that flaky's unit counted: the
+# resume runs its retry, not two children.
 mkdir -p "$TMP/s10" && export ZL_TEST_STATE_DIR="$TMP/s10"
 touch "$TMP/s10/hold_good_copy" "$TMP/s10/hold_flaky"
 echo 0 >"$TMP/s10/crowd_limit"
@@ -203,8 +204,15 @@ wait_until 600 flaky_failed || { kill -TERM "$(batch_pid)"; cat "$TMP/o10.out" >
 sleep 0.5
 [ -z "$(run_children flaky)" ] || { kill -TERM "$(batch_pid)"; fail "flaky's retry ran beside good_copy on a device narrowed to one"; }
 interrupt "$TMP/o10.out"
-grep -Eq '^ +device 0 +flaky +not finished \(operator [0-9.]+s\): its next child waited for room on its device \(fewer children at a time after running out of memory\); a resume starts it again$' \
+grep -Eq '^ +device 0 +flaky +not finished \(operator [0-9.]+s, level 1\): it waited for room on its device; a resume goes on with 1 counted attempt kept$' \
   "$TMP/o10.out" || { cat "$TMP/o10.out" >&2; fail "the retry waiting for room is not named"; }
+expect_in "$OUT/ops/flaky/.progress" '"signature": "exit 9: error: flaky: transient failure on the first attempt"'
+rm -f "$TMP/s10/hold_good_copy"
+expect_rc 0 timeout 120 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 \
+  --ops good_copy,flaky,good_scale --jobs-per-device 1 --retries 1 --timeout 60 \
+  --dtypes float32 --shape-file "$SH" --out "$OUT" $QUICK
+expect_in "$TMP/out" "flaky                goes on at level 1, 1 counted attempt of the all-dtypes child kept (exit 9: error: flaky: transient failure on the first attempt)"
+check "$OUT" flaky ok 2
 
 # One child per device: nothing shared it, nothing is rerun.
 mkdir -p "$TMP/s3" && export ZL_TEST_STATE_DIR="$TMP/s3"
