@@ -505,6 +505,14 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     first_error_line(ep.buf, line1, sizeof(line1));
     zlb_strbuf_release(&ep);
   }
+  {
+    /* The child's words (its stderr, or pytest's line through the
+     * provider) reach the terminal, ops_status.csv and .progress: control
+     * characters and escape sequences as visible escapes. */
+    zlb_strbuf_t shown = ZLB_STRBUF_INIT;
+    zlb_strlcpy(line1, zlb_printable(&shown, line1), sizeof(line1));
+    zlb_strbuf_release(&shown);
+  }
   snprintf(sig, sizeof(sig), "%s%s%s", what, line1[0] && !ex->timed_out ? ": " : "",
            ex->timed_out ? "" : line1);
 
@@ -972,11 +980,14 @@ int zlb__resume_progress(zlb__batch_t *b, zlb__job_t *j) {
   if (!rc) {
     const zlb__unit_t *u = j->level == 2 ? &j->l2[j->cur] : &j->l1;
     char kept[320] = "";
+    zlb_strbuf_t shown = ZLB_STRBUF_INIT; /* the file's words, printable */
     prune_for_resume(b, j);
     if (u->attempts || u->deny)
       snprintf(kept, sizeof(kept), ", %d counted attempt%s of %s kept (%.200s)%s", u->attempts,
                u->attempts == 1 ? "" : "s", j->level == 2 ? u->label : "the all-dtypes child",
-               u->signature[0] ? u->signature : u->status, u->deny ? ", capture denied" : "");
+               zlb_printable(&shown, u->signature[0] ? u->signature : u->status),
+               u->deny ? ", capture denied" : "");
+    zlb_strbuf_release(&shown);
     if (j->level == 2)
       snprintf(msg, sizeof(msg),
                "          device %-3s %-20s goes on at level 2 from %s (%d of %d dtypes done "

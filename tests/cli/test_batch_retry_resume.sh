@@ -90,4 +90,26 @@ interrupt_at "$OUT" "$TMP/l3b.out" 2-all
 sed -i 's/"attempts": 1,/"attempts": 99,/' "$OUT/ops/hang/.progress"
 expect_rc 1 hangbatch "$OUT" float32 1
 expect_in "$TMP/out" "starts over: its .progress is a level-1 file without a valid 'current'"
+# ---- the words kept are shown, never obeyed ------------------------------------
+# A child's error line with escape sequences reaches the terminal, the
+# status file and .progress as visible escapes; a hand-made .progress
+# with raw ones too.
+mkdir -p "$TMP/state" && export ZL_TEST_STATE_DIR="$TMP/state"
+printf 'error: \033[31mred\033]0;title\007 \342\200\256gnp.exe' >"$TMP/state/always_fail_line"
+expect_rc 1 timeout 60 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --devices 0 --ops always_fail \
+  --dtypes float32 --retries 0 --shape-file "$SH" --out "$TMP/h" $QUICK
+for f in "$TMP/out" "$TMP/h/ops_status.csv"; do
+  grep -q "$(printf '\033')" "$f" && fail "$f holds a raw escape character"
+  grep -q "$(printf '\342\200\256')" "$f" && fail "$f holds a raw right-to-left override"
+done
+expect_in "$TMP/h/ops_status.csv" 'error: \x1b[31mred\x1b]0;title\x07 \xe2\x80\xaegnp.exe'
+OUT="$TMP/h2"
+hangbatch "$OUT" float32 1 >"$TMP/h2.out" 2>&1 &
+bpid=$!
+interrupt_at "$OUT" "$TMP/h2.out" 2-all
+sed -i 's/"signature": "timeout"/"signature": "timeout \\u001b[2J"/' "$OUT/ops/hang/.progress"
+expect_in "$OUT/ops/hang/.progress" 'timeout \u001b[2J'
+expect_rc 1 hangbatch "$OUT" float32 1
+expect_in "$TMP/out" 'kept (timeout \x1b[2J)'
+grep -q "$(printf '\033')" "$TMP/out" && fail "a raw escape from .progress reached the terminal"
 echo "ok: a unit's retries span a resume"

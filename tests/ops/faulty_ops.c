@@ -271,8 +271,24 @@ static int prepare(zlb_env_t *env, zlb_case_t *c, int which) {
     fprintf(stderr, "flood_stderr: last line\n");
     exit(9);
   }
+  /* $ZL_TEST_STATE_DIR/always_fail_line, when it exists, is the error
+   * line written instead (hostile words: escape sequences). */
   if (m == M_ALWAYS_FAIL) {
-    fprintf(stderr, "error: always_fail: deterministic failure\n");
+    const char *dir = getenv("ZL_TEST_STATE_DIR");
+    char path[1024], text[256];
+    FILE *f;
+    size_t n = 0;
+    snprintf(path, sizeof(path), "%s/always_fail_line", dir ? dir : ".");
+    if (dir && (f = fopen(path, "rb"))) {
+      n = fread(text, 1, sizeof(text) - 1, f);
+      fclose(f);
+    }
+    if (n) {
+      text[n] = '\0';
+      fprintf(stderr, "%s\n", text);
+    } else {
+      fprintf(stderr, "error: always_fail: deterministic failure\n");
+    }
     exit(9);
   }
   return 0;
