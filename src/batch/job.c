@@ -607,6 +607,13 @@ void zlb__on_child_exit(zlb__batch_t *b, zlb__job_t *j) {
     return;
   }
   if (++j->cur < j->nl2) {
+    /* A dtype that ended without rows says so before the next starts:
+     * otherwise its last child's end shows only in the operator's row. */
+    if (!u->accepted) {
+      char next[64];
+      snprintf(next, sizeof(next), "%s next", j->l2[j->cur].label);
+      attempt_line(b, j, u, u->signature[0] ? u->signature : u->status, next);
+    }
     next_child(b, j);
     return;
   }
@@ -854,6 +861,7 @@ static int apply_current(const zlb_json_t *cur, double total, zlb__unit_t *u) {
       copy_member(cur, "signature", t.signature, sizeof(t.signature)))
     return -1;
   t.attempts = (int)n;
+  t.runs = t.attempts; /* so that the next child's line numbers on */
   t.deny = deny->boolean;
   *u = t;
   return 0;

@@ -66,6 +66,10 @@ expect_in "$TMP/l2.out" "a resume goes on from float16 (1 counted attempt kept)"
 expect_in "$OUT/ops/hang/.progress" '"label": "float16",'
 expect_rc 1 hangbatch "$OUT" float16,float32 1
 expect_in "$TMP/out" "goes on at level 2 from float16 (0 of 2 dtypes done before), 1 counted attempt of float16 kept (timeout)"
+# float16's last child has a line of its own, numbered on from the
+# attempt kept, before float32 starts.
+grep -Eq '^ +device 0 +hang +attempt 2 \(float16\) after [0-9.]+s: timeout; float32 next$' "$TMP/out" ||
+  { cat "$TMP/out" >&2; fail "float16's end before float32 is not said"; }
 [ "$(retried "$TMP/out" float16)" = 0 ] ||
   { cat "$TMP/out" >&2; fail "float16 was retried on resume, its one retry spent before"; }
 [ "$(retried "$TMP/out" float32)" = 1 ] ||
