@@ -79,21 +79,19 @@ grep -Eq '^ +device 0 +hang +attempt 2 \(float16\) after [0-9.]+s: timeout; floa
   fail "hang attempts: $(csv_field "$OUT/ops_status.csv" hang attempts), expected 3 before + 1 + 2"
 
 # ---- a "current" that does not fit is refused, and the operator starts over ----
-OUT="$TMP/l3"
-hangbatch "$OUT" float32 1 >"$TMP/l3.out" 2>&1 &
-bpid=$!
-interrupt_at "$OUT" "$TMP/l3.out" 2-all
-sed -i 's/"label": "all"/"label": "float32"/' "$OUT/ops/hang/.progress"
-expect_rc 1 hangbatch "$OUT" float32 1
-expect_in "$TMP/out" "hang                 starts over: its .progress is a level-1 file without a valid 'current'"
-[ "$(retried "$TMP/out" float32)" = 1 ] || fail "a refused progress file still cut the retries"
-OUT="$TMP/l3b"
-hangbatch "$OUT" float32 1 >"$TMP/l3b.out" 2>&1 &
-bpid=$!
-interrupt_at "$OUT" "$TMP/l3b.out" 2-all
-sed -i 's/"attempts": 1,/"attempts": 99,/' "$OUT/ops/hang/.progress"
-expect_rc 1 hangbatch "$OUT" float32 1
-expect_in "$TMP/out" "starts over: its .progress is a level-1 file without a valid 'current'"
+# Another unit's label; more attempts than the operator ever ran.
+n=0
+for edit in 's/"label": "all"/"label": "float32"/' 's/"attempts": 1,/"attempts": 99,/'; do
+  n=$((n + 1))
+  OUT="$TMP/l3-$n"
+  hangbatch "$OUT" float32 1 >"$TMP/l3-$n.out" 2>&1 &
+  bpid=$!
+  interrupt_at "$OUT" "$TMP/l3-$n.out" 2-all
+  sed -i "$edit" "$OUT/ops/hang/.progress"
+  expect_rc 1 hangbatch "$OUT" float32 1
+  expect_in "$TMP/out" "hang                 starts over: its .progress is a level-1 file without a valid 'current'"
+  [ "$(retried "$TMP/out" float32)" = 1 ] || fail "a refused progress file ($edit) still cut the retries"
+done
 # ---- the words kept are shown, never obeyed ------------------------------------
 # A child's error line with escape sequences reaches the terminal, the
 # status file and .progress as visible escapes; a hand-made .progress
