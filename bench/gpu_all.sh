@@ -19,7 +19,9 @@
 #   l2cold   bench/l2_cold.sh: the cold-L2 graph and queue timers against
 #            the trace timer over sizes of 2-500 us, for each operator of
 #            L2_OPS (default neg; "neg sum" adds a read-only kernel), each
-#            within L2_LIMIT s; not in the default list
+#            within L2_LIMIT s, L2_REPEAT runs of the reference and the
+#            two cold timers (default 1; more adds a table of each run's
+#            difference and calibration); not in the default list
 #   ab       bench/ab_self.sh: `zlbench ab --self` over the core screen
 #            (AB_RUNS times, default 3) and one run with add slowed by 5 %;
 #            not in the default list
@@ -240,7 +242,7 @@ stage_l2cold() {
   local op dir
   for op in ${L2_OPS:-neg}; do
     dir=l2cold$([ "$op" = neg ] || echo "-$op")
-    BUILD="$BUILD" OUT="$WORK/$dir" OP="$op" tmo "${L2_LIMIT:-240}" bash "$ROOT/bench/l2_cold.sh" \
+    BUILD="$BUILD" OUT="$WORK/$dir" OP="$op" REPEAT="${L2_REPEAT:-1}" tmo "${L2_LIMIT:-240}" bash "$ROOT/bench/l2_cold.sh" \
       >"$LOGS/$dir.log" 2>&1
     note "l2cold ($op): rc=$?"
     cp -r "$WORK/$dir" "$LOGS/" 2>/dev/null

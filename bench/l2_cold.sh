@@ -19,49 +19,69 @@
 # cold timers' difference from trace grows with neg's output but not with
 # sum's, it is that write-back, which the flush after the kernel pays and
 # the flush alone (the subtracted part) does not.
-# Usage: BUILD=build-gpu [ZLBENCH=$BUILD/bin/zlbench] [OUT=dir] [OP=neg] bash bench/l2_cold.sh
+# REPEAT=N (default 1) times the trace, cold graph and calibrated queue
+# timers N times in all, one process each, and adds a table of every
+# repeat's difference and calibration per row: whether a row's offset and
+# the calibration's value come back.
+# Usage: BUILD=build-gpu [ZLBENCH=$BUILD/bin/zlbench] [OUT=dir] [OP=neg] [REPEAT=1] bash bench/l2_cold.sh
+#        TABLE=dir bash bench/l2_cold.sh   (the tables again from a folder OUT wrote; runs nothing)
 # OUT (optional): the full log, the JSON files and the table go there.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:?set BUILD to a build directory with the CUDA corpus (build-*/lib/zlbench/libzlb_ops_cuda.so)}
-ZLB=${ZLBENCH:-$BUILD/bin/zlbench}
-SHAPES=$ROOT/bench/l2/shapes.yaml
-OP=${OP:-neg}
-grep -q "^$OP:" "$SHAPES" || { echo "l2_cold.sh: no shapes for '$OP' in $SHAPES" >&2; exit 2; }
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/zlb-l2.XXXXXX")
-[ -x "$ZLB" ] || { echo "l2_cold.sh: no zlbench binary at $ZLB (set ZLBENCH)" >&2; exit 2; }
-ls "$BUILD"/lib/zlbench/libzlb_ops_cuda.so >/dev/null 2>&1 ||
-  echo "l2_cold.sh: note: $BUILD/lib/zlbench/libzlb_ops_cuda.so not found; using the binary's built-in corpus" >&2
-export NO_COLOR=1
-LOG=$WORK/l2_cold.log
-: >"$LOG"
-run() { # name args...
-  local name=$1
-  shift
-  echo "== $name: $ZLB run $OP --backend cuda --dtypes float32 --shape-file $SHAPES $*" >>"$LOG"
-  "$ZLB" run "$OP" --backend cuda --dtypes float32 --shape-file "$SHAPES" \
-    --json "$WORK/$name.json" --out "$WORK/run-$name" "$@" >>"$LOG" 2>&1 ||
-    echo "l2_cold.sh: $name: exit $? (see the log)" | tee -a "$LOG" >&2
-}
-run trace --timer trace
-run graph-cold --timer graph --l2 cold
-run queue-cold --timer queue --l2 cold
-run queue-cold-cal --timer queue --l2 cold --queue-calibrate
-run graph-warm --timer graph --l2 warm
-run trace-warm --timer trace --no-flush
-# The same flush on both sides: the trace timer with the cold timers'
-# buffer (twice the L2), the graph timer with the trace timer's (256 MiB
-# on CUDA), so that a difference between the two columns of each pair is
-# the flush size's, not the timer's.
-cold_mib=$(python3 -c 'import json,sys
-d = json.load(open(sys.argv[1]))
-print(max(r["candidate"].get("l2_flush_bytes", 0) for t in d["tables"] for r in t["rows"]) >> 20)' \
-  "$WORK/graph-cold.json" 2>/dev/null)
-if [ -n "$cold_mib" ] && [ "$cold_mib" -gt 0 ]; then
-  run trace-coldsize --timer trace --flush-mib "$cold_mib"
-  run graph-cold-256 --timer graph --l2 cold --flush-mib 256
+REPEAT=${REPEAT:-1}
+case $REPEAT in '' | *[!0-9]* | 0) echo "l2_cold.sh: REPEAT must be a whole number from 1, not '$REPEAT'" >&2; exit 2 ;; esac
+if [ -n "${TABLE:-}" ]; then
+  [ -f "$TABLE/trace.json" ] || { echo "l2_cold.sh: TABLE=$TABLE holds no trace.json (a folder OUT wrote)" >&2; exit 2; }
+  WORK=$TABLE
+else
+  BUILD=${BUILD:?set BUILD to a build directory with the CUDA corpus (build-*/lib/zlbench/libzlb_ops_cuda.so)}
+  ZLB=${ZLBENCH:-$BUILD/bin/zlbench}
+  SHAPES=$ROOT/bench/l2/shapes.yaml
+  OP=${OP:-neg}
+  grep -q "^$OP:" "$SHAPES" || { echo "l2_cold.sh: no shapes for '$OP' in $SHAPES" >&2; exit 2; }
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/zlb-l2.XXXXXX")
+  [ -x "$ZLB" ] || { echo "l2_cold.sh: no zlbench binary at $ZLB (set ZLBENCH)" >&2; exit 2; }
+  ls "$BUILD"/lib/zlbench/libzlb_ops_cuda.so >/dev/null 2>&1 ||
+    echo "l2_cold.sh: note: $BUILD/lib/zlbench/libzlb_ops_cuda.so not found; using the binary's built-in corpus" >&2
+  export NO_COLOR=1
+  LOG=$WORK/l2_cold.log
+  : >"$LOG"
+  run() { # name args...
+    local name=$1
+    shift
+    echo "== $name: $ZLB run $OP --backend cuda --dtypes float32 --shape-file $SHAPES $*" >>"$LOG"
+    "$ZLB" run "$OP" --backend cuda --dtypes float32 --shape-file "$SHAPES" \
+      --json "$WORK/$name.json" --out "$WORK/run-$name" "$@" >>"$LOG" 2>&1 ||
+      echo "l2_cold.sh: $name: exit $? (see the log)" | tee -a "$LOG" >&2
+  }
+  run trace --timer trace
+  run graph-cold --timer graph --l2 cold
+  run queue-cold --timer queue --l2 cold
+  run queue-cold-cal --timer queue --l2 cold --queue-calibrate
+  run graph-warm --timer graph --l2 warm
+  run trace-warm --timer trace --no-flush
+  # The same flush on both sides: the trace timer with the cold timers'
+  # buffer (twice the L2), the graph timer with the trace timer's (256 MiB
+  # on CUDA), so that a difference between the two columns of each pair is
+  # the flush size's, not the timer's.
+  cold_mib=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(max(
+    r["candidate"].get("l2_flush_bytes", 0) for t in d["tables"] for r in t["rows"]) >> 20)' \
+    "$WORK/graph-cold.json" 2>/dev/null)
+  if [ -n "$cold_mib" ] && [ "$cold_mib" -gt 0 ]; then
+    run trace-coldsize --timer trace --flush-mib "$cold_mib"
+    run graph-cold-256 --timer graph --l2 cold --flush-mib 256
+  fi
+  # The repeats (REPEAT > 1): the reference and the two cold timers again.
+  for r in $(seq 2 "$REPEAT"); do
+    run "trace-r$r" --timer trace
+    run "graph-cold-r$r" --timer graph --l2 cold
+    run "queue-cold-cal-r$r" --timer queue --l2 cold --queue-calibrate
+  done
 fi
-python3 - "$WORK" <<'PY' | tee "$WORK/l2_cold.md"
+# TABLE: the folder is only read.
+MD=$WORK/l2_cold.md
+[ -z "${TABLE:-}" ] || MD=/dev/null
+python3 - "$WORK" <<'PY' | tee "$MD"
 import json, os, sys
 work = sys.argv[1]
 def rows(name):
@@ -80,7 +100,7 @@ def pct(a, b):
     return (a / b - 1) * 100 if a == a and b == b and b > 0 else float("nan")
 print("| size | trace (us) | graph cold (us) | diff | queue cold (us) | diff | queue cold calibrated (us) | diff | its calibration (us) | graph warm (us) | trace warm (us) | diff | flush subtracted graph/queue (us) | trace, cold timers' flush (us) | graph cold, 256 MiB flush (us) | diff |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-worst = worst_cal = 0.0
+worst_g = worst_q = worst_cal = 0.0
 for shape in tr or gc:
     t, g, q, w = us(tr.get(shape)), us(gc.get(shape)), us(qc.get(shape)), us(gw.get(shape))
     c, x = us(qk.get(shape)), us(tw.get(shape))
@@ -95,12 +115,41 @@ for shape in tr or gc:
         " pairs" if kc.get("queue_call_events") else "")
     dg, dq = pct(g, t), pct(q, t)
     if t >= 5:
-        worst = max(worst, abs(dg) if dg == dg else 0, abs(dq) if dq == dq else 0)
+        worst_g = max(worst_g, abs(dg) if dg == dg else 0)
+        worst_q = max(worst_q, abs(dq) if dq == dq else 0)
         worst_cal = max(worst_cal, abs(dc) if dc == dc else 0)
     print(f"| {shape} | {t:.2f} | {g:.2f} | {dg:+.1f}% | {q:.2f} | {dq:+.1f}% | {c:.2f} | {dc:+.1f}% | {kcal} | {w:.2f} | {x:.2f} | {pct(w, x):+.1f}% | {fg:.1f} / {fq:.1f} | {y:.2f} | {z:.2f} | {pct(g, y):+.1f}% / {pct(z, t):+.1f}% |")
-print(f"\nworst |cold - trace| from 5 us, graph and plain queue: {worst:.1f}% (target: 2 %)")
-print(f"worst |cold - trace| from 5 us, calibrated queue: {worst_cal:.1f}% (target: 2 %)")
+print(f"\nworst |cold - trace| from 5 us (target: 2 %): graph {worst_g:.1f}%, "
+      f"calibrated queue {worst_cal:.1f}%, plain queue {worst_q:.1f}%")
+# The repeats: run 1 is the main table's; each run's own trace is its
+# reference.
+runs = [("", "1")] + [(f"-r{r}", str(r)) for r in range(2, 1000)
+                      if os.path.exists(os.path.join(work, f"trace-r{r}.json"))]
+if len(runs) > 1:
+    def fmt(v, f):
+        return f.format(v) if v == v else "-"
+    reps = [(n, rows("trace" + sfx), rows("graph-cold" + sfx), rows("queue-cold-cal" + sfx))
+            for sfx, n in runs]
+    print(f"\n{len(runs)} runs of trace, graph cold and calibrated queue (each run against its own trace):\n")
+    print("| size | run | trace (us) | graph cold diff | calibrated queue diff | its calibration (us) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    spread = {}
+    for shape in tr or gc:
+        for n, rt, rg, rq in reps:
+            t = us(rt.get(shape))
+            dg, dc = pct(us(rg.get(shape)), t), pct(us(rq.get(shape)), t)
+            cal = (rq.get(shape) or {}).get("queue_calibration_ms", float("nan")) * 1e3
+            spread.setdefault(shape, []).append((dg, dc, cal))
+            print(f"| {shape} | {n} | {fmt(t, '{:.2f}')} | {fmt(dg, '{:+.1f}%')} | "
+                  f"{fmt(dc, '{:+.1f}%')} | {fmt(cal, '{:.2f}')} |")
+    print("\n| size | graph cold diff, min..max | calibrated queue diff, min..max | calibration, min..max (us) |")
+    print("|---|---:|---:|---:|")
+    def rng(v, f):
+        v = [x for x in v if x == x]
+        return f"{f.format(min(v))}..{f.format(max(v))}" if v else "-"
+    for shape, v in spread.items():
+        print(f"| {shape} | {rng([a for a, _, _ in v], '{:+.1f}%')} | {rng([b for _, b, _ in v], '{:+.1f}%')} | {rng([c for _, _, c in v], '{:.2f}')} |")
 PY
-if [ -n "${OUT:-}" ]; then
+if [ -n "${OUT:-}" ] && [ -z "${TABLE:-}" ]; then
   mkdir -p "$OUT" && cp -r "$WORK"/. "$OUT"/ && echo "l2_cold.sh: logs and JSON in $OUT"
 fi
