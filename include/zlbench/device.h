@@ -211,6 +211,14 @@ typedef struct zlb_backend_vtbl {
    * launch with no work in it. NULL where the backend has none;
    * ZLB_EUNSUPPORTED where its kernel did not load. */
   int (*launch_empty)(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err);
+  /* Record `e` on `s` while `s` captures, as a node of the graph (CUDA's
+   * external event record): every replay records it again where the node
+   * sits, so a replay's events time the work between them. A plain
+   * event_record in a capture is only an ordering edge. NULL where the
+   * backend's graphs cannot hold timed events (the calibrated graph timer
+   * is then refused). */
+  int (*event_record_node)(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s,
+                           zlb_error_t *err);
 } zlb_backend_vtbl_t;
 
 /* A registry entry: everything known about a backend, implemented or not. */

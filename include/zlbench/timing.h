@@ -105,6 +105,8 @@ typedef struct zlb_timing_opts {
                               * own time measured alone and subtracted (docs/timing.md,
                               * "Cold L2"); 0: L2-warm, as before */
   struct zlb_flush *l2_flush; /* with l2_cold: the buffer flushed (the caller's) */
+  int graph_calibrate;       /* graph timer, cold L2: each call between its own event nodes,
+                              * less the gap an empty kernel's nodes measure (docs/timing.md) */
 } zlb_timing_opts_t;
 
 /** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
@@ -147,6 +149,9 @@ typedef struct zlb_measurement {
   size_t l2_flush_bytes;    /* with l2_cold: the flush buffer's size */
   int queue_call_events;    /* queue timer, cold and calibrated: each call was timed between
                              * its own event pair, its flush outside it */
+  double graph_calibration_ms; /* calibrated cold graph timer: per-call gap subtracted */
+  int graph_calibrated;     /* 1 when every call was timed between its own event nodes in
+                             * the graph and graph_calibration_ms subtracted */
 } zlb_measurement_t;
 
 void zlb_measurement_release(zlb_measurement_t *m);
@@ -314,6 +319,27 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
  * batch the tracer does not see whole, a calibration below zero, a
  * calibrated value not above zero.
  */
+/**
+ * The calibrated cold graph timer (o->graph_calibrate with o->l2_cold):
+ * the graph holds K times (flush; event node; call; event node), the
+ * event nodes recorded again by every replay (event_record_node), so a
+ * sample is the replay's mean pair and no flush is inside any timed
+ * interval: what a flush costs after the call (writing back the call's
+ * output, or less to write back after a call that evicted the last
+ * flush's lines) cannot reach the value, as it does when a flush-only
+ * graph is subtracted. Before the replays, a graph of K (flush; event
+ * node; empty kernel; event node) is replayed 9 times with the tracer on:
+ * (pairs - the traced empty kernels) / K, the median, is the gap in front
+ * of a kernel and the end node's own time, subtracted from every sample
+ * (graph_calibrated, graph_calibration_ms). Errors, not fallbacks: no
+ * event nodes, empty kernel or tracer (zlb_graph_calibration_check), a
+ * replay the tracer does not see whole, a calibration below zero, a
+ * value not above zero. A failure of the capture, instantiation or replay
+ * is classified as for the graph timer.
+ */
+int zlb_graph_calibration_check(const zlb_backend_vtbl_t *v, const char *backend,
+                                zlb_error_t *err);
+
 /** Whether a backend's vtable (NULL: none) has what the calibration takes:
  * an empty kernel and a kernel tracer; else ZLB_EUNSUPPORTED saying which
  * `backend` lacks. The run and the plan ask it before any case. */

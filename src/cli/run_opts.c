@@ -323,6 +323,14 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "backend with an empty kernel and a tracer: cuda); with --l2 cold each\n"
              "call and empty kernel is timed between its own event pair after its\n"
              "flush, so no flush is in what is timed or subtracted"),
+        PASS(FLAG, "--graph-calibrate", NULL, &o->timing.graph_calibrate, NULL,
+             "graph timer with --l2 cold: time each call between its own event\n"
+             "nodes in the graph, after its flush, less the gap an empty kernel's\n"
+             "nodes measure (the kernel tracer takes the empty kernel's own time\n"
+             "out); no flush is in what is timed or subtracted, so what a flush\n"
+             "costs after the call cannot move the value; rows say timer\n"
+             "graph-cal (needs a backend with graph event nodes, an empty kernel\n"
+             "and a tracer: cuda)"),
         PASS(CALLBACK, "--l2", "MODE", x, opt_l2,
              "graph and queue timers: cold (an L2 flush before every call, the\n"
              "flush's own time measured alone and subtracted) or warm (env ZL_L2;\n"

@@ -48,7 +48,9 @@ enum {
   CU_MEMHOSTALLOC_PORTABLE = 0x01,
   CU_MEMHOSTALLOC_DEVICEMAP = 0x02,
   /* cuStreamWaitValue32: wait until (int32_t)(*addr - value) >= 0 */
-  CU_STREAM_WAIT_VALUE_GEQ = 0x0
+  CU_STREAM_WAIT_VALUE_GEQ = 0x0,
+  /* cuEventRecordWithFlags: in a capture, an event record node */
+  CU_EVENT_RECORD_EXTERNAL = 0x1
 };
 
 /* cuMemAlloc refuses 0 bytes; an empty tensor still gets a valid pointer. */
@@ -117,6 +119,9 @@ struct cuda_api {
   CUresult (*host_free)(void *);
   CUresult (*host_device_ptr)(CUdeviceptr *, void *, unsigned);
   CUresult (*wait_value32)(CUstream, CUdeviceptr, uint32_t, unsigned);
+  /* Event record nodes in a capture (the calibrated graph timer): CUDA
+   * 11.1+, bound when present. */
+  CUresult (*event_record_flags)(CUevent, CUstream, unsigned);
   int driver;
 };
 
@@ -171,6 +176,8 @@ static void load_api(void) {
   zlb__bind(h, "cuMemHostGetDevicePointer_v2", &api.host_device_ptr,
             sizeof(api.host_device_ptr));
   zlb__bind(h, "cuStreamWaitValue32_v2", &api.wait_value32, sizeof(api.wait_value32));
+  zlb__bind(h, "cuEventRecordWithFlags", &api.event_record_flags,
+            sizeof(api.event_record_flags));
   r = api.init(0);
   if (r != CUDA_SUCCESS) {
     const char *name = NULL;
@@ -372,6 +379,18 @@ static int cuda_event_record(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s,
                              zlb_error_t *err) {
   (void)b;
   CU("cuEventRecord", api.event_record((CUevent)e, (CUstream)s));
+  return 0;
+}
+
+static int cuda_event_record_node(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s,
+                                  zlb_error_t *err) {
+  (void)b;
+  if (!api.event_record_flags)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "this driver has no cuEventRecordWithFlags (CUDA 11.1+): a graph "
+                         "cannot hold timed events");
+  CU("cuEventRecordWithFlags", api.event_record_flags((CUevent)e, (CUstream)s,
+                                                      CU_EVENT_RECORD_EXTERNAL));
   return 0;
 }
 
@@ -778,6 +797,7 @@ static const zlb_backend_vtbl_t cuda_vtbl = {
 #ifdef ZLB_HAVE_CHECK_FATBIN
     .launch_empty = cuda_launch_empty, /* none without the device-side module */
 #endif
+    .event_record_node = cuda_event_record_node,
 };
 
 static const char *const cuda_aliases[] = {"nvidia", "gpu", NULL};

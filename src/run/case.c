@@ -1140,8 +1140,9 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
       fail_row(row, "launch", &e);
       goto out;
     }
-    if (row->m[w].queue_calibrated) {
-      double cal = row->m[w].queue_calibration_ms;
+    if (row->m[w].queue_calibrated || row->m[w].graph_calibrated) {
+      double cal = row->m[w].queue_calibrated ? row->m[w].queue_calibration_ms
+                                              : row->m[w].graph_calibration_ms;
       r->qcal_min_ms = r->qcal_n && r->qcal_min_ms < cal ? r->qcal_min_ms : cal;
       r->qcal_max_ms = r->qcal_n && r->qcal_max_ms > cal ? r->qcal_max_ms : cal;
       r->qcal_n++;

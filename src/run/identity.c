@@ -76,15 +76,17 @@ static void library_build_id(const char *path, char *out, size_t len) {
 }
 
 const char *zlb__timer_label(zlb_timer_kind_t t, int calibrated) {
-  return t == ZLB_TIMER_QUEUE && calibrated ? "queue-cal" : zlb_timer_name(t);
+  return t == ZLB_TIMER_QUEUE && calibrated   ? "queue-cal"
+         : t == ZLB_TIMER_GRAPH && calibrated ? "graph-cal"
+                                              : zlb_timer_name(t);
 }
 
 const char *zlb__measured_timer_name(const zlb_measurement_t *m) {
-  return zlb__timer_label(m->timer, m->queue_calibrated);
+  return zlb__timer_label(m->timer, m->queue_calibrated || m->graph_calibrated);
 }
 
 const char *zlb__run_timer_name(const zlb__run_t *r) {
-  return zlb__timer_label(r->timer, r->timing.queue_calibrate);
+  return zlb__timer_label(r->timer, r->timing.queue_calibrate || r->timing.graph_calibrate);
 }
 
 int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
@@ -145,13 +147,19 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_double(&jw, "queue_batch_ms", r->timing.queue_batch_ms);
   zlb_jw_key_double(&jw, "queue_timeout_ms", r->timing.queue_timeout_ms);
   zlb_jw_key_bool(&jw, "queue_calibrate", r->timing.queue_calibrate);
+  zlb_jw_key_bool(&jw, "graph_calibrate", r->timing.graph_calibrate);
   if (r->qcal_n) {
-    /* What the calibrated queue timer subtracted, per call (each
-     * measurement's own value is in results.json). */
-    zlb_jw_key_object(&jw, "queue_calibration");
+    /* What the calibrated queue or graph timer subtracted, per call (each
+     * measurement's own value is in results.json; one of the two runs). */
+    zlb_jw_key_object(&jw, r->timing.graph_calibrate ? "graph_calibration"
+                                                     : "queue_calibration");
     zlb_jw_key_string(&jw, "method",
-                      "(batch time - traced kernel time) / K over batches of K empty kernels, "
-                      "median of 9, per measurement at its own K");
+                      r->timing.graph_calibrate
+                          ? "(event-node pairs - traced kernel time) / K over replays of a "
+                            "graph of K (flush; node; empty kernel; node), median of 9, per "
+                            "measurement at its own K"
+                          : "(batch time - traced kernel time) / K over batches of K empty "
+                            "kernels, median of 9, per measurement at its own K");
     zlb_jw_key_int(&jw, "measurements", r->qcal_n);
     zlb_jw_key_double(&jw, "min_ms", r->qcal_min_ms);
     zlb_jw_key_double(&jw, "max_ms", r->qcal_max_ms);
@@ -243,6 +251,11 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
    * outside it (docs/timing.md "Cold L2"). */
   if (m->queue_call_events)
     zlb_jw_key_bool(jw, "queue_call_events", 1);
+  /* Calibrated cold graph: each call between its own event nodes. */
+  if (m->graph_calibrated) {
+    zlb_jw_key_double(jw, "graph_calibration_ms", m->graph_calibration_ms);
+    zlb_jw_key_bool(jw, "graph_call_events", 1);
+  }
   /* The L2 state each call ran in: the graph and queue timers' --l2 mode,
    * the direct and trace timers' flush; cold graph/queue also say what
    * one flush took (subtracted per call; by the cold calibrated queue

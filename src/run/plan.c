@@ -64,7 +64,8 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
   zlb_strbuf_addf(out, "capabilities: %s\n", caps);
   zlb_strbuf_addf(out, "visibility:   %s\n", d->visibility_env ? d->visibility_env : "-");
   zlb_strbuf_addf(out, "timer:        %s (requested %s)\n",
-                  zlb__timer_label(t, o->timing.queue_calibrate), zlb_timer_name(o->timer));
+                  zlb__timer_label(t, o->timing.queue_calibrate || o->timing.graph_calibrate),
+                  zlb_timer_name(o->timer));
   /* --l2: the graph and queue timers' L2 state; the others always flush. */
   if (t == ZLB_TIMER_GRAPH || t == ZLB_TIMER_QUEUE)
     zlb_strbuf_addf(out, "l2:           %s\n",
@@ -143,6 +144,12 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
                     "BENCHMARK_CAPTURE_POISONED (exit 5)\n",
                     o->timing.graph_max_launches, o->timing.graph_min_replays,
                     o->timing.repeat);
+    if (o->timing.graph_calibrate)
+      zlb_strbuf_addstr(out, "     calibrated (--l2 cold): each call between its own event "
+                             "nodes after its flush; 9 traced replays of K\n"
+                             "     (flush; node; empty kernel; node) give the gap per call "
+                             "(pairs - kernel time) / K, subtracted\n"
+                             "     from every sample (timer graph-cal)\n");
     if (e && ((e->op->baseline.flags | e->op->candidate.flags) & ZLB_IMPL_NO_CAPTURE))
       zlb_strbuf_addstr(out, "     (this operator synchronises with the host: expect the "
                              "capture to be refused)\n");

@@ -66,6 +66,24 @@ out:
 
 int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                              zlb_timer_kind_t t, zlb_error_t *err) {
+  if (o->timing.graph_calibrate) {
+    if (t != ZLB_TIMER_GRAPH)
+      return zlb_error_set(err, ZLB_EINVAL,
+                           "--graph-calibrate calibrates the graph timer, and this run's timer "
+                           "is %s (give --timer graph on a backend with graphs)",
+                           zlb_timer_name(t));
+    if (!o->timing.l2_cold)
+      return zlb_error_set(err, ZLB_EINVAL,
+                           "--graph-calibrate times each call after its own L2 flush: give "
+                           "--l2 cold (the warm graph timer subtracts nothing)");
+    if (o->timing.queue_calibrate)
+      return zlb_error_set(err, ZLB_EINVAL,
+                           "--graph-calibrate and --queue-calibrate calibrate different "
+                           "timers: give one");
+    if (zlb_graph_calibration_check(d->vtbl, d->name, err))
+      return err->code = ZLB_EINVAL;
+    return 0;
+  }
   if (!o->timing.queue_calibrate)
     return 0;
   if (t != ZLB_TIMER_QUEUE)

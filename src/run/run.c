@@ -271,7 +271,8 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err) {
        * calibrating takes, before any case runs. */
       (rc = zlb__resolve_calibration(o, r.b->desc, r.timer, err)) ||
       (rc = zlb_run_check_flush(o, err)) || (rc = zlb__resolve_flush(o, r.b->desc, &r.b->info, err)) ||
-      (r.timing.queue_calibrate && (rc = trace_ready(r.b, "queue calibration", err))))
+      (r.timing.queue_calibrate && (rc = trace_ready(r.b, "queue calibration", err))) ||
+      (r.timing.graph_calibrate && (rc = trace_ready(r.b, "graph calibration", err))))
     goto out;
   if ((rc = open_outputs(&r, err)))
     goto out;

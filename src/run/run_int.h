@@ -166,7 +166,8 @@ int zlb__resolve_timer(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                        zlb_timer_kind_t *out, zlb_error_t *err);
 /* --queue-calibrate: the timer must be the queue timer and the backend's
  * vtable must have an empty kernel and a tracer (a usage error if not);
- * the plan asks it of a backend it may not be able to open. */
+ * --graph-calibrate: the graph timer with --l2 cold, and graph event nodes
+ * as well; the plan asks it of a backend it may not be able to open. */
 int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                              zlb_timer_kind_t t, zlb_error_t *err);
 

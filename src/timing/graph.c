@@ -216,6 +216,152 @@ out:
   return rc;
 }
 
+/* ---- cold L2, each call between its own event nodes (o->graph_calibrate) ---- */
+
+/* Traced replays of the calibration graph: their median is used. */
+#define GRAPH_CAL_REPLAYS 9
+
+int zlb_graph_calibration_check(const zlb_backend_vtbl_t *v, const char *backend,
+                                zlb_error_t *err) {
+  const char *lacks = !v || !v->capture_begin ? "has no graphs"
+                      : !v->event_record_node ? "cannot record a timed event as a node of a graph"
+                      : !v->launch_empty      ? "has no empty kernel to measure a launch with"
+                      : !v->trace_begin || !v->trace_now || !v->trace_end
+                          ? "has no kernel activity tracer to tell an empty kernel's own time "
+                            "from its launch's"
+                          : NULL;
+  if (lacks)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED, "graph calibration: backend '%s' %s", backend,
+                         lacks);
+  return 0;
+}
+
+/* One replay of a graph whose calls sit between the event nodes `pairs`
+ * (2k): the replay is synchronised (the next would record the same nodes
+ * again) and *ms is the sum of its k pairs. */
+static int replay_pairs(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t side,
+                        const zlb_event_t *pairs, long k, double *ms, zlb_error_t *err) {
+  int rc;
+  *ms = 0.0;
+  if ((rc = b->v->graph_launch(b, x, side, err)) || (rc = b->v->stream_sync(b, side, err)))
+    return rc;
+  for (long i = 0; i < k; i++) {
+    double one = 0.0;
+    if ((rc = b->v->event_elapsed(b, pairs[2 * i], pairs[2 * i + 1], &one, err)))
+      return rc;
+    *ms += one;
+  }
+  return 0;
+}
+
+/* `n` timed replays, each sample its replay's mean pair (replay_chunk's
+ * form with the calls' own event nodes; the --integrity replay is not
+ * kept). */
+static int replay_pairs_chunk(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t side,
+                              size_t n, long k, const zlb_event_t *pairs, zlb__samples_t *out,
+                              const zlb_launch_t *l, zlb_error_t *err) {
+  size_t base = out->n;
+  for (size_t i = 0; i < n; i++) {
+    double ms = 0.0;
+    int due, rc;
+    if ((due = zlb__check_due(l, base + i, side, err)) < 0)
+      return due;
+    if ((rc = replay_pairs(b, x, side, pairs, k, &ms, err)))
+      return rc;
+    /* The checked replay's sample is not kept (its outputs were read). */
+    if (due && (rc = l->integrity(l->ctx, 1, base + i, side, err)))
+      return rc;
+    if (!due)
+      zlb__samples_push(out, ms / (double)k);
+  }
+  return 0;
+}
+
+/* Capture on `side` k times (flush; event node; call; event node) with
+ * the nodes `pairs`; the capture is ended on every path. */
+static int capture_pairs(zlb_backend_t *b, zlb_stream_t side, const zlb_launch_t *l,
+                         const zlb_flush_t *f, long k, const zlb_event_t *pairs, zlb_graph_t *g,
+                         zlb_error_t *err) {
+  zlb_error_t ignored = ZLB_ERROR_INIT;
+  int rc, rc2;
+  if ((rc = b->v->capture_begin(b, side, err)))
+    return rc;
+  for (long i = 0; i < k && !rc; i++)
+    if (!(rc = b->v->memset_async(b, f->buf, 0, f->bytes, side, err)) &&
+        !(rc = b->v->event_record_node(b, pairs[2 * i], side, err)) &&
+        !(rc = l->call(l->ctx, side, err)))
+      rc = b->v->event_record_node(b, pairs[2 * i + 1], side, err);
+  rc2 = b->v->capture_end(b, side, g, rc ? &ignored : err);
+  return rc ? rc : rc2;
+}
+
+/*
+ * The gap a call's event nodes hold beyond its kernels: a graph of k
+ * (flush; node; empty kernel; node), replayed GRAPH_CAL_REPLAYS times with
+ * the tracer on, (pairs - the traced empty kernels) / k, the median. A
+ * failure of the graph's own steps is left in `cause` with *phase for the
+ * caller to classify; the tracer's and the calibration's are errors.
+ */
+static int graph_calibration(zlb_backend_t *b, zlb_stream_t side, const zlb_flush_t *f, long k,
+                             const zlb_event_t *pairs, double *cal_ms,
+                             zlb_graph_phase_t *phase, zlb_error_t *cause, zlb_error_t *err) {
+  zlb_launch_t el = {.call = zlb__empty_call, .ctx = b};
+  zlb_graph_t g = NULL;
+  zlb_graph_exec_t x = NULL;
+  double pair_ms[GRAPH_CAL_REPLAYS];
+  uint64_t after[GRAPH_CAL_REPLAYS];
+  zlb_trace_span_t *sp = NULL;
+  size_t nsp = 0;
+  zlb_error_t e2 = ZLB_ERROR_INIT;
+  int rc, rc2, traced = 0;
+
+  *phase = ZLB_PHASE_CAPTURE;
+  /* The empty kernel's module loads before the capture (a load inside it
+   * would break it), and its first replay is not timed. */
+  if ((rc = zlb__empty_call(b, side, cause)) || (rc = b->v->stream_sync(b, side, cause)) ||
+      (rc = capture_pairs(b, side, &el, f, k, pairs, &g, cause)))
+    goto out;
+  *phase = ZLB_PHASE_INSTANTIATE;
+  if ((rc = b->v->graph_instantiate(b, g, &x, cause)))
+    goto out;
+  *phase = ZLB_PHASE_REPLAY;
+  if ((rc = b->v->graph_launch(b, x, side, cause)) || (rc = b->v->stream_sync(b, side, cause)))
+    goto out;
+  if ((rc = b->v->trace_begin(b, err))) {
+    *phase = ZLB_PHASE_NONE;
+    goto out;
+  }
+  traced = 1;
+  for (int j = 0; j < GRAPH_CAL_REPLAYS; j++) {
+    if ((rc = replay_pairs(b, x, side, pairs, k, &pair_ms[j], cause)))
+      goto out;
+    if ((rc = b->v->trace_now(b, &after[j], err))) {
+      *phase = ZLB_PHASE_NONE;
+      goto out;
+    }
+  }
+  traced = 0;
+  *phase = ZLB_PHASE_NONE;
+  if ((rc = b->v->trace_end(b, &sp, &nsp, err)))
+    goto out;
+  rc = zlb__calibration_from_spans("graph calibration", "replay", k, GRAPH_CAL_REPLAYS, pair_ms,
+                                   after, sp, nsp, cal_ms, err);
+out:
+  if (traced) {
+    zlb_trace_span_t *drop = NULL;
+    size_t nd = 0;
+    rc2 = b->v->trace_end(b, &drop, &nd, &e2);
+    (void)rc2;
+    free(drop);
+  }
+  free(sp);
+  if (x)
+    b->v->graph_exec_destroy(b, x);
+  if (g)
+    b->v->graph_destroy(b, g);
+  return rc;
+}
+
 int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                    const zlb_timing_opts_t *o, zlb_measurement_t *m,
                    zlb_graph_failure_t *fail, zlb_error_t *err) {
@@ -227,6 +373,9 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   long k, n_warm, n_rep, replays, est_calls = 0;
   int rc = 0, guarded = 0, own_graph = !l->capture;
   zlb_flush_t *cold = o->l2_cold ? o->l2_flush : NULL;
+  zlb_event_t *pairs = NULL; /* calibrated: each call's event nodes (2k) */
+  long npairs = 0;
+  double cal_ms = 0.0;
 
   memset(fail, 0, sizeof(*fail));
   m->timer = ZLB_TIMER_GRAPH;
@@ -242,6 +391,13 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                          "graph timer: cold L2 puts a flush between the captured calls, and "
                          "a caller's capture hook records the calls itself; use the warm "
                          "graph timer or the direct timer (which flushes)");
+  if (o->graph_calibrate && !cold)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "graph calibration times each call between its own event nodes "
+                         "after its L2 flush: it needs cold L2 (the warm graph timer "
+                         "subtracts nothing)");
+  if (o->graph_calibrate && (rc = zlb_graph_calibration_check(b->v, b->desc->name, err)))
+    return rc;
 
   /* The estimate first: its calls (the first one above all) finish
    * autotuning and JIT before capture, or they would land inside the graph
@@ -278,6 +434,22 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
       (rc = b->v->stream_wait(b, side, caller, err)))
     goto out;
 
+  if (o->graph_calibrate) {
+    /* The calls' event nodes, and the calibration at this K (its graph
+     * reuses them): before the calls' capture, so that a calibration the
+     * device refuses costs no capture of the operator. */
+    zlb_graph_phase_t ph = ZLB_PHASE_NONE;
+    pairs = zlb_xcalloc(2 * (size_t)k, sizeof(*pairs));
+    for (; npairs < 2 * k; npairs++)
+      if ((rc = b->v->event_create(b, &pairs[npairs], err)))
+        goto out;
+    if ((rc = graph_calibration(b, side, cold, k, pairs, &cal_ms, &ph, &cause, err))) {
+      if (ph != ZLB_PHASE_NONE)
+        rc = zlb__classify(b, "graph calibration", ph, &cause, fail, err);
+      goto out;
+    }
+  }
+
   if (l->rng_guard) {
     l->rng_guard(l->ctx, 1);
     guarded = 1;
@@ -300,10 +472,13 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   }
   /* Every path from here ends the capture itself, before classify(): the
    * health probe must not run on a stream that is still capturing. */
+  /* Calibrated, each call between its own event nodes, after its flush. */
   if (!l->capture)
     for (long i = 0; i < k; i++)
       if ((cold && b->v->memset_async(b, cold->buf, 0, cold->bytes, side, &cause)) ||
-          l->call(l->ctx, side, &cause))
+          (pairs && b->v->event_record_node(b, pairs[2 * i], side, &cause)) ||
+          l->call(l->ctx, side, &cause) ||
+          (pairs && b->v->event_record_node(b, pairs[2 * i + 1], side, &cause)))
         break;
   if (cause.code) {
     zlb_error_t ignored = ZLB_ERROR_INIT;
@@ -364,7 +539,8 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
                      ? zlb__stopper_next(&st, &smp, est_ms * (double)k, (size_t)replays,
                                          GRAPH_MAX_REPLAYS)
                      : budget_next(o, &smp, k, (size_t)replays))) {
-      if ((rc = replay_chunk(b, x, side, kk, k, &smp, l, &cause))) {
+      if ((rc = pairs ? replay_pairs_chunk(b, x, side, kk, k, pairs, &smp, l, &cause)
+                      : replay_chunk(b, x, side, kk, k, &smp, l, &cause))) {
         if (cause.code == ZLB_EDEVICE || cause.vendor_code)
           rc = zlb__classify(b, "graph", ZLB_PHASE_REPLAY, &cause, fail, err);
         else
@@ -379,15 +555,36 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     m->replays = (int)smp.n;
     if (cold && smp.n) {
       /* The flush alone, the same K and as many replays, subtracted from
-       * every sample: what is left is the call with its L2 cold. */
+       * every sample: what is left is the call with its L2 cold.
+       * Calibrated, no flush was in a timed pair: the flush alone
+       * (GRAPH_CAL_REPLAYS replays) is the row's record, and the
+       * calibration is what is subtracted. */
       zlb_graph_phase_t ph;
       double fms = 0.0;
-      if (flush_only_ms(b, side, cold, k, smp.n, &fms, &ph, &cause)) {
+      if (flush_only_ms(b, side, cold, k, pairs ? GRAPH_CAL_REPLAYS : smp.n, &fms, &ph,
+                        &cause)) {
         rc = zlb__classify(b, "graph", ph, &cause, fail, err);
         zlb__samples_release(&smp);
         goto out;
       }
-      if ((rc = zlb__l2_subtract("graph", o, &smp, fms, cold, m, err))) {
+      if (pairs) {
+        double v;
+        zlb__l2_record(m, fms, cold);
+        for (size_t i = 0; i < smp.n; i++)
+          smp.v[i] -= cal_ms;
+        v = zlb_stats_pick(smp.v, smp.n, o->return_mode);
+        if (!(v > 0.0)) {
+          rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
+                             "graph calibration: the call measured %.3f us per call, no "
+                             "more than an empty kernel's gap (%.3f us): nothing is left "
+                             "to report",
+                             (v + cal_ms) * 1e3, cal_ms * 1e3);
+          zlb__samples_release(&smp);
+          goto out;
+        }
+        m->graph_calibrated = 1;
+        m->graph_calibration_ms = cal_ms;
+      } else if ((rc = zlb__l2_subtract("graph", o, &smp, fms, cold, m, err))) {
         zlb__samples_release(&smp);
         goto out;
       }
@@ -416,5 +613,8 @@ out:
     }
     b->v->stream_destroy(b, side);
   }
+  for (long i = 0; i < npairs; i++)
+    b->v->event_destroy(b, pairs[i]);
+  free(pairs);
   return rc;
 }

@@ -209,10 +209,48 @@ static int run_batch(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l, lo
 
 /* ---- calibration -------------------------------------------------------------- */
 
+int zlb__calibration_from_spans(const char *what, const char *unit, long k, int n,
+                                const double *timed_ms, const uint64_t *after,
+                                const zlb_trace_span_t *sp, size_t nsp, double *cal_ms,
+                                zlb_error_t *err) {
+  double c[16];
+  if (n < 1 || n > (int)(sizeof(c) / sizeof(c[0])))
+    return zlb_error_set(err, ZLB_EINVAL, "%s: %d %ses (1..16)", what, n, unit);
+  for (int j = 0; j < n; j++) {
+    uint64_t lo = j ? after[j - 1] : 0, hi = after[j];
+    double ns = 0.0;
+    long kernels = 0;
+    for (size_t i = 0; i < nsp; i++)
+      if (sp[i].start >= lo && sp[i].start < hi && sp[i].end >= sp[i].start) {
+        ns += (double)(sp[i].end - sp[i].start);
+        kernels++;
+      }
+    if (kernels != k)
+      return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                           "%s: the tracer saw %ld kernels in %s %d of %ld empty kernels "
+                           "(%zu spans in all); the launch cost cannot be told from the "
+                           "kernels' time",
+                           what, kernels, unit, j + 1, k, nsp);
+    c[j] = (timed_ms[j] - ns * 1e-6) / (double)k;
+  }
+  *cal_ms = zlb_stats_median(c, (size_t)n);
+  /* The batch holds its kernels and their gaps: less than their traced
+   * time means the event timer and the tracer disagree, and nothing can
+   * be subtracted with confidence. */
+  if (!isfinite(*cal_ms) || *cal_ms < 0.0)
+    return zlb_error_set(err, ZLB_EUNSUPPORTED,
+                         "%s: %ses of %ld empty kernels took less than the tracer says "
+                         "their kernels ran (%.3f us per call); the event timer and the "
+                         "tracer disagree",
+                         what, unit, k, *cal_ms * 1e3);
+  return 0;
+}
+
+
 /* Traced batches of empty kernels per calibration: their median is used. */
 #define QUEUE_CAL_BATCHES 9
 
-static int empty_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+int zlb__empty_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
   zlb_backend_t *b = ctx;
   return b->v->launch_empty(b, s, err);
 }
@@ -258,8 +296,8 @@ static int calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
 static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t *flush,
                      watchdog_t *w, zlb_event_t ev[2], zlb_event_t *pairs, double *cal_ms,
                      int *fired, zlb_error_t *err) {
-  zlb_launch_t el = {.call = empty_call, .ctx = b};
-  double c[QUEUE_CAL_BATCHES], batch_ms[QUEUE_CAL_BATCHES];
+  zlb_launch_t el = {.call = zlb__empty_call, .ctx = b};
+  double batch_ms[QUEUE_CAL_BATCHES];
   uint64_t after[QUEUE_CAL_BATCHES];
   zlb_trace_span_t *sp = NULL;
   size_t nsp = 0;
@@ -269,7 +307,7 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t
   *fired = 0;
   /* One untraced launch first: the kernel's module loads, its code is
    * resident, before anything is timed. */
-  if ((rc = empty_call(b, s, err)) || (rc = b->v->stream_sync(b, s, err)))
+  if ((rc = zlb__empty_call(b, s, err)) || (rc = b->v->stream_sync(b, s, err)))
     return rc;
   if ((rc = b->v->trace_begin(b, err)))
     return rc;
@@ -288,35 +326,8 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t
    * as for the calls' own batches (the caller shrinks K and comes back). */
   if (rc || *fired)
     goto out;
-  for (j = 0; j < QUEUE_CAL_BATCHES; j++) {
-    uint64_t lo = j ? after[j - 1] : 0, hi = after[j];
-    double ns = 0.0;
-    long kernels = 0;
-    for (size_t i = 0; i < nsp; i++)
-      if (sp[i].start >= lo && sp[i].start < hi && sp[i].end >= sp[i].start) {
-        ns += (double)(sp[i].end - sp[i].start);
-        kernels++;
-      }
-    if (kernels != k) {
-      rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
-                         "queue calibration: the tracer saw %ld kernels in batch %d of %ld "
-                         "empty kernels (%zu spans in all); the launch cost cannot be told "
-                         "from the kernels' time",
-                         kernels, j + 1, k, nsp);
-      goto out;
-    }
-    c[j] = (batch_ms[j] - ns * 1e-6) / (double)k;
-  }
-  *cal_ms = zlb_stats_median(c, QUEUE_CAL_BATCHES);
-  /* The batch holds its kernels and their gaps: less than their traced
-   * time means the event timer and the tracer disagree, and nothing can
-   * be subtracted with confidence. */
-  if (!isfinite(*cal_ms) || *cal_ms < 0.0)
-    rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
-                       "queue calibration: batches of %ld empty kernels took less than the "
-                       "tracer says their kernels ran (%.3f us per call); the event timer "
-                       "and the tracer disagree",
-                       k, *cal_ms * 1e3);
+  rc = zlb__calibration_from_spans("queue calibration", "batch", k, QUEUE_CAL_BATCHES, batch_ms,
+                                   after, sp, nsp, cal_ms, err);
 out:
   free(sp);
   return rc;

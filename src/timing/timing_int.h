@@ -66,6 +66,20 @@ int zlb__summarize(const zlb_timing_opts_t *o, const zlb__samples_t *s,
 int zlb__classify(zlb_backend_t *b, const char *what, zlb_graph_phase_t phase,
                   const zlb_error_t *cause, zlb_graph_failure_t *fail, zlb_error_t *err);
 
+/* A zlb_launch_t call (ctx: the backend) that launches the backend's empty
+ * kernel: the calibrations' stand-in for a call. */
+int zlb__empty_call(void *ctx, zlb_stream_t s, zlb_error_t *err);
+
+/* Per-call gaps of the calibrations (queue and graph, cold or warm): the
+ * median of `n` batches' or replays' (timed ms - the tracer's kernel time
+ * within it) / k, the spans attributed to batch j by their start in
+ * [after[j-1], after[j]). Each must hold exactly k kernels.
+ * `what` names the calibration in errors. */
+int zlb__calibration_from_spans(const char *what, const char *unit, long k, int n,
+                                const double *timed_ms, const uint64_t *after,
+                                const zlb_trace_span_t *sp, size_t nsp, double *cal_ms,
+                                zlb_error_t *err);
+
 /* A call at least this long (ms) is its own estimate (zlb__estimate). */
 #define ZLB__EST_ONE_MS 1.0
 

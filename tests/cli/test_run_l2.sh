@@ -74,6 +74,66 @@ for r in rows:
         assert r[side]["queue_calibration_ms"] > 0 and "queue_call_events" not in r[side], r[side]
 PY
 
+# The calibrated cold graph timer (--graph-calibrate): each call between
+# its own event nodes in the graph, less an empty kernel's gap; rows say
+# graph-cal and l2=cold, the JSON the calibration and the event nodes, the
+# identity the option and the calibration's range.
+expect_rc 0 R good_copy --backend test --timer graph --l2 cold --graph-calibrate --out "$TMP/gcc" \
+  --json "$TMP/gcc.json"
+check_cold "$TMP/gcc.json" graph-cal
+all_rows_are "$TMP/gcc/run.log" Timer graph-cal || fail "calibrated graph rows do not say graph-cal"
+expect_in "$TMP/gcc/run_identity.json" '"graph_calibrate": true'
+python3 - "$TMP/gcc.json" "$TMP/gcc/run_identity.json" <<'PY' || fail "calibrated graph rows carry no calibration"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+cals = []
+for r in rows:
+    for side in ("baseline", "candidate"):
+        m = r[side]
+        assert m["graph_calibration_ms"] > 0, m
+        assert m["graph_call_events"] is True, m
+        assert "queue_calibration_ms" not in m, m
+        cals.append(m["graph_calibration_ms"])
+g = json.load(open(sys.argv[2]))["caliber"]["graph_calibration"]
+assert g["measurements"] == len(cals), g
+assert abs(g["min_ms"] - min(cals)) < 1e-9 and abs(g["max_ms"] - max(cals)) < 1e-9, (g, cals)
+assert "queue_calibration" not in json.load(open(sys.argv[2]))["caliber"]
+PY
+expect_in "$TMP/qcc/run_identity.json" '"graph_calibrate": false'
+# Plain cold graph rows carry neither key.
+python3 - "$TMP/graph.json" <<'PY' || fail "plain cold graph rows say graph_call_events"
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows
+for r in rows:
+    for side in ("baseline", "candidate"):
+        assert "graph_call_events" not in r[side] and "graph_calibration_ms" not in r[side], r[side]
+PY
+# The plan says how it measures.
+expect_rc 0 "$ZLBENCH" plan good_copy --backend test --lib "$TESTOPS" --l2 cold --graph-calibrate
+expect_in "$TMP/out" "timer:        graph-cal"
+expect_in "$TMP/out" "each call between its own event nodes after its flush"
+# An event node the device refuses: the shape falls back to the direct
+# timer, marked; a tracer that loses a kernel fails the row, no number.
+ZL_TEST_FAULT=node:refused expect_rc 0 R good_copy --backend test --l2 cold --graph-calibrate \
+  --out "$TMP/gnr"
+all_rows_are "$TMP/gnr/run.log" Timer direct || fail "a refused event node did not fall back"
+expect_in "$TMP/gnr/run.log" "fallback(phase=capture,reason=TEST_ERROR_CAPTURE_UNSUPPORTED"
+ZL_TEST_FAULT=trace:drop expect_rc 1 R good_copy --backend test --l2 cold --graph-calibrate \
+  --out "$TMP/gtd"
+expect_in "$TMP/gtd/run.log" "graph calibration: the tracer saw"
+# Usage errors, before any case: warm, another timer, both calibrations,
+# a backend whose timer resolves to the queue.
+expect_rc 2 R good_copy --backend test --timer graph --graph-calibrate --out "$TMP/gx1"
+expect_in "$TMP/err" "--graph-calibrate times each call after its own L2 flush: give --l2 cold"
+expect_rc 2 R good_copy --backend test --timer queue --l2 cold --graph-calibrate --out "$TMP/gx2"
+expect_in "$TMP/err" "--graph-calibrate calibrates the graph timer, and this run's timer is queue"
+expect_rc 2 R good_copy --backend test --l2 cold --graph-calibrate --queue-calibrate --out "$TMP/gx3"
+expect_in "$TMP/err" "give one"
+expect_rc 2 "$ZLBENCH" plan queue_copy --backend testq --lib "$TESTOPS" --l2 cold --graph-calibrate
+expect_in "$TMP/err" "this run's timer is queue"
+for d in gx1 gx2 gx3; do [ ! -e "$TMP/$d" ] || fail "$d: a refused run wrote its folder"; done
+
 # ZL_L2 is the default that --l2 overrides.
 ZL_L2=cold expect_rc 0 R good_copy --backend test --timer queue --out "$TMP/env" --json "$TMP/env.json"
 check_cold "$TMP/env.json" queue

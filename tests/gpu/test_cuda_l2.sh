@@ -3,8 +3,8 @@
 # slower with the graph timer cold than warm, since its inputs then come
 # from memory, and cold it is within 10 % of the trace timer, whose calls
 # also start with the L2 flushed (kernel time from the activity tracer);
-# so is the calibrated queue timer cold, each call between its own event
-# pair.
+# so are the calibrated queue and graph timers cold, each call between its
+# own event pair (graph: event nodes).
 . "$(dirname "$0")/lib.sh"
 R() { "$ZLBENCH" run neg --backend cuda --dtypes float32 --warmup-ms 5 --rep-ms 40 \
   --shape-file "$TMP/l2.yaml" "$@"; }
@@ -59,5 +59,23 @@ assert 0 < m["queue_calibration_ms"] < 5e-3 < m["l2_flush_ms"], m
 PY
   echo "neg 8 MiB: queue cold calibrated $q ms"
   within10 "queue cold calibrated" "$q" "$t"
+  # The calibrated graph timer, cold: each call between its own event
+  # nodes in the graph (a replay records them again), the calibration a
+  # launch gap and a node; within 10 % of trace.
+  R --timer graph --l2 cold --graph-calibrate --out "$TMP/gcal" --json "$TMP/gcal.json" \
+    >/dev/null 2>&1 || fail "neg --timer graph --l2 cold --graph-calibrate failed: $(tail -5 "$TMP/gcal/run.log" 2>/dev/null)"
+  keep "$TMP/gcal" "$TMP/gcal.json"
+  all_rows_are "$TMP/gcal/run.log" Timer graph-cal || fail "cold calibrated graph rows do not say graph-cal"
+  g=$(table_col "$TMP/gcal/run.log" "Candidate (ms)") || fail "no Candidate column (graph cold calibrated)"
+  python3 - "$TMP/gcal.json" <<'PY' || fail "the cold calibrated graph rows are not timed by event nodes"
+import json, sys
+m = json.load(open(sys.argv[1]))["tables"][0]["rows"][0]["candidate"]
+print("neg 8 MiB: graph cold calibrated, calibration", m["graph_calibration_ms"] * 1e3, "us,",
+      "flush", m["l2_flush_ms"] * 1e3, "us")
+assert m["graph_call_events"] is True, m
+assert 0 < m["graph_calibration_ms"] < 5e-3 < m["l2_flush_ms"], m
+PY
+  echo "neg 8 MiB: graph cold calibrated $g ms"
+  within10 "graph cold calibrated" "$g" "$t"
 fi
 exit 0

@@ -23,6 +23,10 @@
  * a TEST_EMPTY_KERNEL_NS span. ZLB_CAP_TRACE stays off: operator work is
  * not traced, so `--timer trace` is still refused here.
  * ZL_TEST_FAULT=trace:drop makes the tracer lose one span per trace.
+ * In a capture, an event node (event_record_node) and an empty kernel are
+ * marks at their offset in the graph's time: each replay stamps the event,
+ * and traces the empty kernel, there (the calibrated cold graph timer).
+ * ZL_TEST_FAULT=node:refused makes an event node refused.
  * Spans carry their stream's id; an operator can report a kernel of its
  * own to the tracer (zlb_test_trace_kernel: cheat_ops.c's side stream). */
 #include <stdarg.h>
@@ -69,6 +73,8 @@ struct test_event {
 
 struct test_graph {
   unsigned long long ns;
+  struct test_mark marks[TEST_MAX_MARKS];
+  int nmarks;
 };
 
 static int fault(const char *phase, zlb_error_t *err) {
@@ -225,6 +231,23 @@ static int t_record(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s, zlb_error_t
   return 0;
 }
 
+/* Where the capture in progress on `ts` stands in its graph's time. */
+static unsigned long long capture_offset(const struct test_stream *ts) {
+  return now_ns() - ts->capture_start_ns + ts->capture_memset_ns;
+}
+
+static int add_mark(struct test_stream *ts, void *event, zlb_error_t *err);
+
+static int t_record_node(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s, zlb_error_t *err) {
+  struct test_stream *ts = (struct test_stream *)s;
+  if (fault("node", err))
+    return err->code;
+  /* Outside a capture, an external record is a plain one. */
+  if (!ts->capturing)
+    return t_record(b, e, s, err);
+  return add_mark(ts, e, err);
+}
+
 static int t_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err) {
   struct test_stream *ts = (struct test_stream *)s;
   (void)b;
@@ -263,23 +286,45 @@ static struct {
   zlb_trace_span_t sp[TEST_MAX_SPANS];
 } tracer;
 
-static int t_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
-  unsigned long long t0 = now_ns();
+/* An empty kernel's span at `t0` on stream id `id`, unless trace:drop
+ * loses it (the first of a trace). */
+static void trace_empty(unsigned long long t0, unsigned id) {
   const char *f = getenv("ZL_TEST_FAULT");
-  (void)b;
-  (void)err;
-  zlb_test_stream_enqueue((struct test_stream *)s);
   if (tracer.on && f && !strcmp(f, "trace:drop") && !tracer.dropped)
     tracer.dropped = 1;
   else if (tracer.on && tracer.n < TEST_MAX_SPANS) {
     tracer.sp[tracer.n].start = t0;
     tracer.sp[tracer.n].end = t0 + TEST_EMPTY_KERNEL_NS;
-    tracer.sp[tracer.n].stream = ((struct test_stream *)s)->id;
+    tracer.sp[tracer.n].stream = id;
     tracer.n++;
   }
+}
+
+static int add_mark(struct test_stream *ts, void *event, zlb_error_t *err) {
+  if (ts->nmarks >= TEST_MAX_MARKS)
+    return verr(err, ZLB_EDEVICE, TEST_ERR_NOT_SUPPORTED, "TEST_ERROR_NOT_SUPPORTED",
+                "test backend: more than %d event nodes and empty kernels in one graph",
+                TEST_MAX_MARKS);
+  ts->marks[ts->nmarks].event = event;
+  ts->marks[ts->nmarks].off = capture_offset(ts);
+  ts->nmarks++;
+  return 0;
+}
+
+static int t_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  struct test_stream *ts = (struct test_stream *)s;
+  unsigned long long t0 = now_ns();
+  int rc = 0;
+  (void)b;
+  zlb_test_stream_enqueue(ts);
+  /* Captured, it runs (and is traced) when the graph replays. */
+  if (ts->capturing)
+    rc = add_mark(ts, NULL, err);
+  else
+    trace_empty(t0, ts->id);
   while (now_ns() < t0 + TEST_EMPTY_NS)
     ;
-  return 0;
+  return rc;
 }
 
 void zlb_test_trace_kernel(unsigned stream, unsigned long long ns) {
@@ -374,6 +419,7 @@ static int t_capture_begin(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
   ts->invalidated = 0;
   ts->capture_start_ns = now_ns();
   ts->capture_memset_ns = 0;
+  ts->nmarks = 0;
   return 0;
 }
 
@@ -393,7 +439,9 @@ static int t_capture_end(zlb_backend_t *b, zlb_stream_t s, zlb_graph_t *g,
   tg = calloc(1, sizeof(*tg));
   if (!tg)
     return verr(err, ZLB_ENOMEM, 0, NULL, "test backend: out of memory");
-  tg->ns = now_ns() - ts->capture_start_ns + ts->capture_memset_ns;
+  tg->ns = capture_offset(ts);
+  memcpy(tg->marks, ts->marks, (size_t)ts->nmarks * sizeof(ts->marks[0]));
+  tg->nmarks = ts->nmarks;
   *g = (zlb_graph_t)tg;
   return 0;
 }
@@ -413,11 +461,16 @@ static int t_instantiate(zlb_backend_t *b, zlb_graph_t g, zlb_graph_exec_t *x,
 }
 
 static int t_launch(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t s, zlb_error_t *err) {
-  unsigned long long until = now_ns() + ((struct test_graph *)x)->ns;
+  const struct test_graph *tg = (const struct test_graph *)x;
+  unsigned long long t0 = now_ns(), until = t0 + tg->ns;
   (void)b;
-  (void)s;
   if (fault("replay", err))
     return err->code;
+  for (int i = 0; i < tg->nmarks; i++)
+    if (tg->marks[i].event)
+      ((struct test_event *)tg->marks[i].event)->ns = t0 + tg->marks[i].off;
+    else
+      trace_empty(t0 + tg->marks[i].off, ((struct test_stream *)s)->id);
   while (now_ns() < until)
     ;
   return 0;
@@ -536,6 +589,7 @@ static const zlb_backend_vtbl_t vtbl = {
     .trace_now = t_trace_now,
     .trace_end = t_trace_end,
     .launch_empty = t_launch_empty,
+    .event_record_node = t_record_node,
 };
 
 static const zlb_classify_entry_t classify[] = {

@@ -18,6 +18,15 @@ enum {
   TEST_ERR_NOT_SUPPORTED = 801
 };
 
+/* What a capture recorded besides its time (the calibrated graph timer's
+ * event nodes and empty kernels): a replay stamps each event, and traces
+ * each empty kernel, at its offset from the replay's start. */
+#define TEST_MAX_MARKS 4096
+struct test_mark {
+  void *event;             /* the event of an event node; NULL: an empty kernel */
+  unsigned long long off;  /* ns from the start of the graph */
+};
+
 struct test_stream {
   int capturing;
   int invalidated;
@@ -28,6 +37,8 @@ struct test_stream {
   /* Memsets captured so far: their emulated cost, counted in the graph's
    * time instead of their wall time (t_memset). */
   unsigned long long capture_memset_ns;
+  struct test_mark marks[TEST_MAX_MARKS]; /* recorded by the capture in progress */
+  int nmarks;
 };
 
 /* One entry (a launch, an event) enqueued on `s`: on a held stream it

@@ -1388,6 +1388,273 @@ static void test_queue_calibrate(void **state) {
   qb.v->stream_destroy(&qb, s);
 }
 
+/*
+ * The calibrated cold graph timer on the same synthetic device, with
+ * graphs: a capture records the flushes, calls, empty kernels and event
+ * nodes instead of running them, and a replay runs them on the device
+ * clock after GC_LAUNCH ns of its own. A flush after a call costs qc.wb
+ * more (negative: less, when the call evicted the last flush's dirty
+ * lines and left fewer to write back). The plain cold graph timer
+ * subtracts a flush-only graph, so it reads CALL + GAP + wb; the
+ * calibrated one times each call between its own nodes and subtracts the
+ * gap an empty kernel's nodes hold (GAP): CALL exactly, whatever wb is.
+ */
+#define GC_LAUNCH 2500.0
+#define GC_OPS 8192
+typedef struct gc_op {
+  char kind; /* 'f' flush, 'c' call, 'e' empty kernel, 'n' event node */
+  zlb_event_t ev;
+} gc_op_t;
+typedef struct gc_graph {
+  int n;
+  gc_op_t op[GC_OPS];
+} gc_graph_t;
+static struct {
+  int capturing;
+  gc_graph_t rec; /* what the capture in progress recorded */
+  int graphs;     /* graphs and executables alive */
+} gc;
+
+static int gc_add(char kind, zlb_event_t ev) {
+  assert_true(gc.rec.n < GC_OPS);
+  gc.rec.op[gc.rec.n].kind = kind;
+  gc.rec.op[gc.rec.n].ev = ev;
+  gc.rec.n++;
+  return 0;
+}
+
+static int gc_memset(zlb_backend_t *b, void *p, int value, size_t bytes, zlb_stream_t s,
+                     zlb_error_t *err) {
+  return gc.capturing ? gc_add('f', NULL) : qc_memset(b, p, value, bytes, s, err);
+}
+
+static int gc_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  return gc.capturing ? gc_add('c', NULL) : qc_call(ctx, s, err);
+}
+
+static int gc_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  return gc.capturing ? gc_add('e', NULL) : qc_empty(b, s, err);
+}
+
+static int gc_node(zlb_backend_t *b, zlb_event_t ev, zlb_stream_t s, zlb_error_t *err) {
+  return gc.capturing ? gc_add('n', ev) : qc_record(b, ev, s, err);
+}
+
+static int gc_begin(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  (void)s;
+  (void)err;
+  gc.capturing = 1;
+  gc.rec.n = 0;
+  return 0;
+}
+
+static int gc_end(zlb_backend_t *b, zlb_stream_t s, zlb_graph_t *g, zlb_error_t *err) {
+  gc_graph_t *copy = malloc(sizeof(*copy));
+  (void)b;
+  (void)s;
+  (void)err;
+  assert_non_null(copy);
+  *copy = gc.rec;
+  gc.capturing = 0;
+  gc.graphs++;
+  *g = (zlb_graph_t)copy;
+  return 0;
+}
+
+static int gc_instantiate(zlb_backend_t *b, zlb_graph_t g, zlb_graph_exec_t *x,
+                          zlb_error_t *err) {
+  gc_graph_t *copy = malloc(sizeof(*copy));
+  (void)b;
+  (void)err;
+  assert_non_null(copy);
+  *copy = *(gc_graph_t *)g;
+  gc.graphs++;
+  *x = (zlb_graph_exec_t)copy;
+  return 0;
+}
+
+static int gc_launch(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t s, zlb_error_t *err) {
+  const gc_graph_t *g = (const gc_graph_t *)x;
+  int rc = 0;
+  qc.dev += GC_LAUNCH;
+  for (int i = 0; i < g->n && !rc; i++) {
+    switch (g->op[i].kind) {
+    case 'f':
+      qc.dev += QC_FGAP + QC_FLUSH + (qc.dirty ? qc.wb : 0.0);
+      qc.dirty = 0;
+      qc.flushes++;
+      break;
+    case 'c':
+      rc = qc_call(NULL, s, err);
+      break;
+    case 'e':
+      rc = qc_empty(b, s, err);
+      break;
+    default:
+      rc = qc_record(b, g->op[i].ev, s, err);
+    }
+  }
+  return rc;
+}
+
+static void gc_graph_destroy(zlb_backend_t *b, zlb_graph_t g) {
+  (void)b;
+  gc.graphs--;
+  free(g);
+}
+
+static void gc_exec_destroy(zlb_backend_t *b, zlb_graph_exec_t x) {
+  (void)b;
+  gc.graphs--;
+  free(x);
+}
+
+/* One cold graph measurement on the synthetic device; 0 or the timer's code. */
+static int gc_measure(zlb_backend_t *gb, zlb_stream_t s, int calibrate, zlb_measurement_t *m,
+                      zlb_error_t *e) {
+  zlb_launch_t l = {.call = gc_call};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_graph_failure_t fail;
+  o.graph_calibrate = calibrate;
+  o.l2_cold = 1;
+  o.l2_flush = qc.cold;
+  memset(m, 0, sizeof(*m));
+  qc.nev = 0;
+  qc.empties = 0;
+  qc.calls = 0;
+  qc.flushes = 0;
+  return zlb_time_graph(gb, s, &l, &o, m, &fail, e);
+}
+
+static void test_graph_calibrate(void **state) {
+  zlb_backend_t *b = test_backend(), gb = *b;
+  zlb_backend_vtbl_t v = *b->v;
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_measurement_t m;
+  char buf[64];
+  zlb_flush_t fl = {buf, sizeof(buf)};
+  static const double wbs[] = {0.0, 4000.0, -3000.0};
+  (void)state;
+  memset(&qc, 0, sizeof(qc));
+  memset(&gc, 0, sizeof(gc));
+  qc.inner = b;
+  qc.call_ns = QC_CALL;
+  qc.cold = &fl;
+  v.event_record = qc_record;
+  v.event_elapsed = qc_elapsed;
+  v.event_create = qc_event_create;
+  v.event_destroy = qc_event_destroy;
+  v.launch_empty = gc_empty;
+  v.event_record_node = gc_node;
+  v.memset_async = gc_memset;
+  v.capture_begin = gc_begin;
+  v.capture_end = gc_end;
+  v.graph_instantiate = gc_instantiate;
+  v.graph_launch = gc_launch;
+  v.graph_destroy = gc_graph_destroy;
+  v.graph_exec_destroy = gc_exec_destroy;
+  v.trace_begin = qc_trace_begin;
+  v.trace_now = qc_trace_now;
+  v.trace_end = qc_trace_end;
+  v.trace_available = NULL;
+  gb.v = &v;
+  assert_int_equal(gb.v->stream_create(&gb, &s, &e), 0);
+
+  for (size_t i = 0; i < sizeof(wbs) / sizeof(wbs[0]); i++) {
+    long k;
+    qc.wb = wbs[i];
+    /* Plain cold: the flush-only graph is subtracted, and what a flush
+     * costs after the call beyond a flush after a flush stays in. */
+    if (gc_measure(&gb, s, 0, &m, &e))
+      fail_msg("cold graph timer, wb %.0f: %s", qc.wb, e.msg);
+    assert_true(fabs(m.value_ms * 1e6 - (QC_CALL + QC_GAP + qc.wb)) < 1e-3);
+    assert_int_equal(m.graph_calibrated, 0);
+    assert_int_equal(qc.empties, 0);
+    zlb_measurement_release(&m);
+
+    /* Calibrated: the call's own time, every sample, whatever wb is. */
+    qc.created = qc.destroyed = 0;
+    if (gc_measure(&gb, s, 1, &m, &e))
+      fail_msg("calibrated cold graph timer, wb %.0f: %s", qc.wb, e.msg);
+    qc_assert_all(&m, QC_CALL);
+    assert_int_equal(m.graph_calibrated, 1);
+    assert_true(fabs(m.graph_calibration_ms * 1e6 - QC_GAP) < 1e-3);
+    assert_int_equal(m.l2_cold, 1);
+    assert_true(m.l2_flush_bytes == sizeof(buf));
+    /* The flush alone is recorded: its gap and time (replays of flushes
+     * after flushes; the graph's own launch spread over K). */
+    k = m.graph_launches;
+    assert_true(k >= 1);
+    assert_true(fabs(m.l2_flush_ms * 1e6 - (QC_FGAP + QC_FLUSH + GC_LAUNCH / (double)k)) <
+                1e-3);
+    /* One untimed empty kernel, then the calibration graph's upload and 9
+     * traced replays of K. */
+    assert_int_equal(qc.empties, 1 + 10 * k);
+    assert_int_equal(qc.destroyed, qc.created);
+    assert_int_equal(gc.graphs, 0);
+    zlb_measurement_release(&m);
+  }
+  qc.wb = 0.0;
+
+  /* A tracer that loses a kernel: an error, no value. */
+  qc.drop = 1;
+  assert_int_equal(gc_measure(&gb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "graph calibration: the tracer saw");
+  assert_int_equal(m.nsamples, 0);
+  zlb_measurement_release(&m);
+  qc.drop = 0;
+
+  /* Empty kernels the tracer says ran longer than their pairs. */
+  qc.empty_seen = QC_EMPTY + 2 * QC_GAP;
+  assert_int_equal(gc_measure(&gb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "disagree");
+  zlb_measurement_release(&m);
+  qc.empty_seen = 0;
+
+  /* A call that costs the device less than an empty kernel's gap. */
+  qc.call_ns = -QC_GAP;
+  assert_int_equal(gc_measure(&gb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "nothing is left to report");
+  assert_int_equal(m.nsamples, 0);
+  assert_int_equal(m.graph_calibrated, 0);
+  zlb_measurement_release(&m);
+  qc.call_ns = QC_CALL;
+
+  /* Asked warm: an error before anything runs. */
+  {
+    zlb_launch_t l = {.call = gc_call};
+    zlb_timing_opts_t o = quick_opts();
+    zlb_graph_failure_t fail;
+    o.graph_calibrate = 1;
+    memset(&m, 0, sizeof(m));
+    qc.calls = 0;
+    assert_int_equal(zlb_time_graph(&gb, s, &l, &o, &m, &fail, &e), ZLB_EINVAL);
+    assert_str_contains(e.msg, "needs cold L2");
+    assert_int_equal(qc.calls, 0);
+    zlb_measurement_release(&m);
+  }
+
+  /* What the backend lacks is named, before any call is made. */
+  v.event_record_node = NULL;
+  assert_int_equal(gc_measure(&gb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "cannot record a timed event as a node of a graph");
+  assert_int_equal(qc.calls, 0);
+  zlb_measurement_release(&m);
+  v.event_record_node = gc_node;
+  v.launch_empty = NULL;
+  assert_int_equal(gc_measure(&gb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "no empty kernel");
+  zlb_measurement_release(&m);
+  v.launch_empty = gc_empty;
+  v.trace_end = NULL;
+  assert_int_equal(gc_measure(&gb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "no kernel activity tracer");
+  zlb_measurement_release(&m);
+  gb.v->stream_destroy(&gb, s);
+}
+
 /* Where the stream cannot be held, each shape falls back to the direct
  * timer with a marker saying why: a backend without holds, a call that
  * waits for the device from the host, a hold the backend refuses. A fatal
@@ -1694,6 +1961,7 @@ int main(void) {
       cmocka_unit_test(test_queue_fallback),
       cmocka_unit_test(test_queue_watchdog),
       cmocka_unit_test(test_queue_calibrate),
+      cmocka_unit_test(test_graph_calibrate),
       cmocka_unit_test(test_fallback_state_machine),
       cmocka_unit_test(test_graph_success_and_repeat_marker),
       cmocka_unit_test(test_deny_skips_attempt),
