@@ -30,6 +30,26 @@ within10() {
   awk -v c="$2" -v t="$3" 'BEGIN { d = c / t - 1; if (d < 0) d = -d; exit !(d < 0.10) }' ||
     fail "$1 ($2 ms) is not within 10 % of trace ($3 ms)"
 }
+# check_cal TIMER LABEL CAL_KEY EVENTS_KEY OPTION: neg cold under TIMER with
+# OPTION says LABEL on every row, CAL_KEY (ms) and EVENTS_KEY true in its
+# JSON, and reads within 10 % of trace ($t).
+check_cal() {
+  R --timer "$1" --l2 cold "$5" --out "$TMP/$2" --json "$TMP/$2.json" >/dev/null 2>&1 ||
+    fail "neg --timer $1 --l2 cold $5 failed: $(tail -5 "$TMP/$2/run.log" 2>/dev/null)"
+  keep "$TMP/$2" "$TMP/$2.json"
+  all_rows_are "$TMP/$2/run.log" Timer "$2" || fail "cold calibrated $1 rows do not say $2"
+  q=$(table_col "$TMP/$2/run.log" "Candidate (ms)") || fail "no Candidate column ($2)"
+  python3 - "$TMP/$2.json" "$3" "$4" <<'PY' || fail "the cold calibrated $1 rows are not timed by their own events"
+import json, sys
+m = json.load(open(sys.argv[1]))["tables"][0]["rows"][0]["candidate"]
+print("neg 8 MiB:", m["timer"], "calibration", m[sys.argv[2]] * 1e3, "us,",
+      "flush", m["l2_flush_ms"] * 1e3, "us")
+assert m[sys.argv[3]] is True, m
+assert 0 < m[sys.argv[2]] < 5e-3 < m["l2_flush_ms"], m
+PY
+  echo "neg 8 MiB: $2 cold $q ms"
+  within10 "$2 cold" "$q" "$t"
+}
 c=$(table_col "$TMP/cold/run.log" "Candidate (ms)") || fail "no Candidate column (cold)"
 w=$(table_col "$TMP/warm/run.log" "Candidate (ms)") || fail "no Candidate column (warm)"
 f=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["tables"][0]["rows"][0]["candidate"]["l2_flush_ms"])' "$TMP/cold.json") ||
@@ -41,41 +61,11 @@ if [ "$have_trace" = 1 ]; then
   t=$(table_col "$TMP/trace/run.log" "Candidate (ms)") || fail "no Candidate column (trace)"
   echo "neg 8 MiB: trace $t ms"
   within10 "graph cold" "$c" "$t"
-  # The calibrated queue timer, cold: each call between its own event pair
-  # after its flush; the calibration is a launch gap and an event (well
-  # under the flush's tens of us), and the value within 10 % of trace.
-  R --timer queue --l2 cold --queue-calibrate --out "$TMP/qcal" --json "$TMP/qcal.json" \
-    >/dev/null 2>&1 || fail "neg --timer queue --l2 cold --queue-calibrate failed: $(tail -5 "$TMP/qcal/run.log" 2>/dev/null)"
-  keep "$TMP/qcal" "$TMP/qcal.json"
-  all_rows_are "$TMP/qcal/run.log" Timer queue-cal || fail "cold calibrated rows do not say queue-cal"
-  q=$(table_col "$TMP/qcal/run.log" "Candidate (ms)") || fail "no Candidate column (queue cold calibrated)"
-  python3 - "$TMP/qcal.json" <<'PY' || fail "the cold calibrated rows are not timed by event pairs"
-import json, sys
-m = json.load(open(sys.argv[1]))["tables"][0]["rows"][0]["candidate"]
-print("neg 8 MiB: queue cold calibrated, calibration", m["queue_calibration_ms"] * 1e3, "us,",
-      "flush", m["l2_flush_ms"] * 1e3, "us")
-assert m["queue_call_events"] is True, m
-assert 0 < m["queue_calibration_ms"] < 5e-3 < m["l2_flush_ms"], m
-PY
-  echo "neg 8 MiB: queue cold calibrated $q ms"
-  within10 "queue cold calibrated" "$q" "$t"
-  # The calibrated graph timer, cold: each call between its own event
-  # nodes in the graph (a replay records them again), the calibration a
-  # launch gap and a node; within 10 % of trace.
-  R --timer graph --l2 cold --graph-calibrate --out "$TMP/gcal" --json "$TMP/gcal.json" \
-    >/dev/null 2>&1 || fail "neg --timer graph --l2 cold --graph-calibrate failed: $(tail -5 "$TMP/gcal/run.log" 2>/dev/null)"
-  keep "$TMP/gcal" "$TMP/gcal.json"
-  all_rows_are "$TMP/gcal/run.log" Timer graph-cal || fail "cold calibrated graph rows do not say graph-cal"
-  g=$(table_col "$TMP/gcal/run.log" "Candidate (ms)") || fail "no Candidate column (graph cold calibrated)"
-  python3 - "$TMP/gcal.json" <<'PY' || fail "the cold calibrated graph rows are not timed by event nodes"
-import json, sys
-m = json.load(open(sys.argv[1]))["tables"][0]["rows"][0]["candidate"]
-print("neg 8 MiB: graph cold calibrated, calibration", m["graph_calibration_ms"] * 1e3, "us,",
-      "flush", m["l2_flush_ms"] * 1e3, "us")
-assert m["graph_call_events"] is True, m
-assert 0 < m["graph_calibration_ms"] < 5e-3 < m["l2_flush_ms"], m
-PY
-  echo "neg 8 MiB: graph cold calibrated $g ms"
-  within10 "graph cold calibrated" "$g" "$t"
+  # The calibrated queue and graph timers, cold: each call between its own
+  # event pair after its flush (graph: event nodes, recorded again by every
+  # replay); the calibration is a launch gap and an event (well under the
+  # flush's tens of us), and the value within 10 % of trace.
+  check_cal queue queue-cal queue_calibration_ms queue_call_events --queue-calibrate
+  check_cal graph graph-cal graph_calibration_ms graph_call_events --graph-calibrate
 fi
 exit 0
