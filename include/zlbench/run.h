@@ -83,6 +83,11 @@ int zlb_run(const zlb_run_opts_t *o, zlb_run_result_t *res, zlb_error_t *err);
  * processes (zlbench batch) checks them once here.
  */
 int zlb_run_check_flush(const zlb_run_opts_t *o, zlb_error_t *err);
+/** --graph-calibrate's conflicts that need no device: with
+ * --queue-calibrate, without --l2 cold, with a --timer other than graph
+ * or auto (ZLB_EINVAL). The run checks the resolved timer and the
+ * backend as well. */
+int zlb_run_check_calibration(const zlb_run_opts_t *o, zlb_error_t *err);
 
 /**
  * Describe, without running anything, the plan `zlbench plan` prints: the

@@ -423,7 +423,7 @@ int zlb_cli_run_finish(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
    * batch` refuses them once instead of handing them to every child. */
   {
     zlb_error_t e = ZLB_ERROR_INIT;
-    if (zlb_run_check_flush(o, &e)) {
+    if (zlb_run_check_flush(o, &e) || zlb_run_check_calibration(o, &e)) {
       zlb_cli_errorf("%s", e.msg);
       return -1;
     }

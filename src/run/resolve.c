@@ -64,22 +64,35 @@ out:
   return rc;
 }
 
+/* --graph-calibrate's timer: graph, asked or resolved from auto. */
+static int graph_cal_timer(zlb_timer_kind_t t, zlb_error_t *err) {
+  if (t == ZLB_TIMER_GRAPH)
+    return 0;
+  return zlb_error_set(err, ZLB_EINVAL,
+                       "--graph-calibrate calibrates the graph timer, and this run's timer "
+                       "is %s (give --timer graph on a backend with graphs)",
+                       zlb_timer_name(t));
+}
+
+int zlb_run_check_calibration(const zlb_run_opts_t *o, zlb_error_t *err) {
+  if (!o->timing.graph_calibrate)
+    return 0;
+  if (o->timing.queue_calibrate)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--graph-calibrate and --queue-calibrate calibrate different "
+                         "timers: give one");
+  if (!o->timing.l2_cold)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--graph-calibrate times each call after its own L2 flush: give "
+                         "--l2 cold (the warm graph timer subtracts nothing)");
+  return o->timer == ZLB_TIMER_AUTO ? 0 : graph_cal_timer(o->timer, err);
+}
+
 int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                              zlb_timer_kind_t t, zlb_error_t *err) {
   if (o->timing.graph_calibrate) {
-    if (t != ZLB_TIMER_GRAPH)
-      return zlb_error_set(err, ZLB_EINVAL,
-                           "--graph-calibrate calibrates the graph timer, and this run's timer "
-                           "is %s (give --timer graph on a backend with graphs)",
-                           zlb_timer_name(t));
-    if (!o->timing.l2_cold)
-      return zlb_error_set(err, ZLB_EINVAL,
-                           "--graph-calibrate times each call after its own L2 flush: give "
-                           "--l2 cold (the warm graph timer subtracts nothing)");
-    if (o->timing.queue_calibrate)
-      return zlb_error_set(err, ZLB_EINVAL,
-                           "--graph-calibrate and --queue-calibrate calibrate different "
-                           "timers: give one");
+    if (zlb_run_check_calibration(o, err) || graph_cal_timer(t, err))
+      return err->code;
     if (zlb_graph_calibration_check(d->vtbl, d->name, err))
       return err->code = ZLB_EINVAL;
     return 0;

@@ -171,6 +171,16 @@ expect_rc 0 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops good_copy --t
   --l2 cold --dtypes float32 --shape-file "$SH" --out "$TMP/b" $QUICK
 expect_in "$TMP/b/ops/good_copy/run_identity.json" '"l2_mode": "cold"'
 expect_in "$TMP/b/summary.csv" "l2=cold"
+# ... and --graph-calibrate, whose rows say graph-cal; a batch refuses it
+# without --l2 cold before any child or folder.
+expect_rc 0 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops good_copy --timer graph \
+  --l2 cold --graph-calibrate --dtypes float32 --shape-file "$SH" --out "$TMP/bg" $QUICK
+expect_in "$TMP/bg/ops/good_copy/run_identity.json" '"graph_calibrate": true'
+all_rows_are "$TMP/bg/ops/good_copy/run.log" Timer graph-cal || fail "batch rows do not say graph-cal"
+expect_rc 2 "$ZLBENCH" batch --backend test --lib "$TESTOPS" --ops good_copy --timer graph \
+  --graph-calibrate --dtypes float32 --shape-file "$SH" --out "$TMP/bgx" $QUICK
+expect_in "$TMP/err" "give --l2 cold"
+[ ! -e "$TMP/bgx" ] || fail "a batch refused for --graph-calibrate made its output folder"
 
 # The ceiling %Peak is of (docs/roofline.md): the cache's for a row whose
 # bytes fit in half the 4096-byte cache and whose timer keeps it warm,
