@@ -1143,9 +1143,9 @@ static void run_trial(zlb__run_t *r, zlb_dtype_t dt, const zlb_shape_t *shape,
     if (row->m[w].queue_calibrated || row->m[w].graph_calibrated) {
       double cal = row->m[w].queue_calibrated ? row->m[w].queue_calibration_ms
                                               : row->m[w].graph_calibration_ms;
-      r->qcal_min_ms = r->qcal_n && r->qcal_min_ms < cal ? r->qcal_min_ms : cal;
-      r->qcal_max_ms = r->qcal_n && r->qcal_max_ms > cal ? r->qcal_max_ms : cal;
-      r->qcal_n++;
+      r->cal_min_ms = r->cal_n && r->cal_min_ms < cal ? r->cal_min_ms : cal;
+      r->cal_max_ms = r->cal_n && r->cal_max_ms > cal ? r->cal_max_ms : cal;
+      r->cal_n++;
     }
   }
   read_clocks(r, row, 1);

@@ -148,7 +148,7 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_double(&jw, "queue_timeout_ms", r->timing.queue_timeout_ms);
   zlb_jw_key_bool(&jw, "queue_calibrate", r->timing.queue_calibrate);
   zlb_jw_key_bool(&jw, "graph_calibrate", r->timing.graph_calibrate);
-  if (r->qcal_n) {
+  if (r->cal_n) {
     /* What the calibrated queue or graph timer subtracted, per call (each
      * measurement's own value is in results.json; one of the two runs). */
     zlb_jw_key_object(&jw, r->timing.graph_calibrate ? "graph_calibration"
@@ -160,9 +160,9 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
                             "measurement at its own K"
                           : "(batch time - traced kernel time) / K over batches of K empty "
                             "kernels, median of 9, per measurement at its own K");
-    zlb_jw_key_int(&jw, "measurements", r->qcal_n);
-    zlb_jw_key_double(&jw, "min_ms", r->qcal_min_ms);
-    zlb_jw_key_double(&jw, "max_ms", r->qcal_max_ms);
+    zlb_jw_key_int(&jw, "measurements", r->cal_n);
+    zlb_jw_key_double(&jw, "min_ms", r->cal_min_ms);
+    zlb_jw_key_double(&jw, "max_ms", r->cal_max_ms);
     zlb_jw_object_end(&jw);
   }
   zlb_jw_key_string(&jw, "stop", zlb_stop_name(r->timing.stop));

@@ -128,10 +128,11 @@ typedef struct zlb__run {
   zlb__peaks_t peaks;
   const zlb_op_t *ops_mm;   /* the GEMM used for the FLOP ceiling */
   zlb_clocks_t clocks_start;
-  /* The calibrated queue timer's per-call launch costs subtracted (ms),
-   * over every measurement of the run, for the identity. */
-  int qcal_n;
-  double qcal_min_ms, qcal_max_ms;
+  /* The calibrated queue or graph timer's per-call launch costs
+   * subtracted (ms; a run has one of the two), over every measurement of
+   * the run, for the identity. */
+  int cal_n;
+  double cal_min_ms, cal_max_ms;
   double setup_ms;           /* the operator's setup(), NAN without one */
   char setup_error[1100];     /* why setup() failed; "" when it did not */
   /* Host copies of a case's tensors (fill staging, downloads for the

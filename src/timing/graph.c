@@ -277,6 +277,21 @@ static int replay_pairs_chunk(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t
   return 0;
 }
 
+/* The k calls of a capture in progress on `side`: each after a flush of
+ * `f` (cold L2; NULL: none) and, calibrated, between its own event nodes
+ * `pairs` (2k; NULL: none). */
+static int enqueue_calls(zlb_backend_t *b, zlb_stream_t side, const zlb_launch_t *l,
+                         const zlb_flush_t *f, long k, const zlb_event_t *pairs,
+                         zlb_error_t *err) {
+  int rc = 0;
+  for (long i = 0; i < k && !rc; i++)
+    if (!(rc = f ? b->v->memset_async(b, f->buf, 0, f->bytes, side, err) : 0) &&
+        !(rc = pairs ? b->v->event_record_node(b, pairs[2 * i], side, err) : 0) &&
+        !(rc = l->call(l->ctx, side, err)))
+      rc = pairs ? b->v->event_record_node(b, pairs[2 * i + 1], side, err) : 0;
+  return rc;
+}
+
 /* Capture on `side` k times (flush; event node; call; event node) with
  * the nodes `pairs`; the capture is ended on every path. */
 static int capture_pairs(zlb_backend_t *b, zlb_stream_t side, const zlb_launch_t *l,
@@ -286,11 +301,7 @@ static int capture_pairs(zlb_backend_t *b, zlb_stream_t side, const zlb_launch_t
   int rc, rc2;
   if ((rc = b->v->capture_begin(b, side, err)))
     return rc;
-  for (long i = 0; i < k && !rc; i++)
-    if (!(rc = b->v->memset_async(b, f->buf, 0, f->bytes, side, err)) &&
-        !(rc = b->v->event_record_node(b, pairs[2 * i], side, err)) &&
-        !(rc = l->call(l->ctx, side, err)))
-      rc = b->v->event_record_node(b, pairs[2 * i + 1], side, err);
+  rc = enqueue_calls(b, side, l, f, k, pairs, err);
   rc2 = b->v->capture_end(b, side, g, rc ? &ignored : err);
   return rc ? rc : rc2;
 }
@@ -313,7 +324,7 @@ static int graph_calibration(zlb_backend_t *b, zlb_stream_t side, const zlb_flus
   zlb_trace_span_t *sp = NULL;
   size_t nsp = 0;
   zlb_error_t e2 = ZLB_ERROR_INIT;
-  int rc, rc2, traced = 0;
+  int rc, traced = 0;
 
   *phase = ZLB_PHASE_CAPTURE;
   /* The empty kernel's module loads before the capture (a load inside it
@@ -348,10 +359,10 @@ static int graph_calibration(zlb_backend_t *b, zlb_stream_t side, const zlb_flus
                                    after, sp, nsp, cal_ms, err);
 out:
   if (traced) {
+    /* Stopped by a failure: the spans are dropped, its error stands. */
     zlb_trace_span_t *drop = NULL;
     size_t nd = 0;
-    rc2 = b->v->trace_end(b, &drop, &nd, &e2);
-    (void)rc2;
+    b->v->trace_end(b, &drop, &nd, &e2);
     free(drop);
   }
   free(sp);
@@ -472,14 +483,8 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   }
   /* Every path from here ends the capture itself, before classify(): the
    * health probe must not run on a stream that is still capturing. */
-  /* Calibrated, each call between its own event nodes, after its flush. */
   if (!l->capture)
-    for (long i = 0; i < k; i++)
-      if ((cold && b->v->memset_async(b, cold->buf, 0, cold->bytes, side, &cause)) ||
-          (pairs && b->v->event_record_node(b, pairs[2 * i], side, &cause)) ||
-          l->call(l->ctx, side, &cause) ||
-          (pairs && b->v->event_record_node(b, pairs[2 * i + 1], side, &cause)))
-        break;
+    enqueue_calls(b, side, l, cold, k, pairs, &cause); /* a failure is in cause */
   if (cause.code) {
     zlb_error_t ignored = ZLB_ERROR_INIT;
     b->v->capture_end(b, side, &g, &ignored);

@@ -246,7 +246,6 @@ int zlb__calibration_from_spans(const char *what, const char *unit, long k, int 
   return 0;
 }
 
-
 /* Traced batches of empty kernels per calibration: their median is used. */
 #define QUEUE_CAL_BATCHES 9
 

@@ -236,7 +236,18 @@ static unsigned long long capture_offset(const struct test_stream *ts) {
   return now_ns() - ts->capture_start_ns + ts->capture_memset_ns;
 }
 
-static int add_mark(struct test_stream *ts, void *event, zlb_error_t *err);
+/* An event node (`event`) or a captured empty kernel (NULL) at the
+ * capture's present offset. */
+static int add_mark(struct test_stream *ts, void *event, zlb_error_t *err) {
+  if (ts->nmarks >= TEST_MAX_MARKS)
+    return verr(err, ZLB_EDEVICE, TEST_ERR_NOT_SUPPORTED, "TEST_ERROR_NOT_SUPPORTED",
+                "test backend: more than %d event nodes and empty kernels in one graph",
+                TEST_MAX_MARKS);
+  ts->marks[ts->nmarks].event = event;
+  ts->marks[ts->nmarks].off = capture_offset(ts);
+  ts->nmarks++;
+  return 0;
+}
 
 static int t_record_node(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s, zlb_error_t *err) {
   struct test_stream *ts = (struct test_stream *)s;
@@ -286,29 +297,24 @@ static struct {
   zlb_trace_span_t sp[TEST_MAX_SPANS];
 } tracer;
 
+/* A kernel span of `ns` from `t0` on stream id `id`, while tracing. */
+static void trace_span(unsigned long long t0, unsigned long long ns, unsigned id) {
+  if (tracer.on && tracer.n < TEST_MAX_SPANS) {
+    tracer.sp[tracer.n].start = t0;
+    tracer.sp[tracer.n].end = t0 + ns;
+    tracer.sp[tracer.n].stream = id;
+    tracer.n++;
+  }
+}
+
 /* An empty kernel's span at `t0` on stream id `id`, unless trace:drop
  * loses it (the first of a trace). */
 static void trace_empty(unsigned long long t0, unsigned id) {
   const char *f = getenv("ZL_TEST_FAULT");
   if (tracer.on && f && !strcmp(f, "trace:drop") && !tracer.dropped)
     tracer.dropped = 1;
-  else if (tracer.on && tracer.n < TEST_MAX_SPANS) {
-    tracer.sp[tracer.n].start = t0;
-    tracer.sp[tracer.n].end = t0 + TEST_EMPTY_KERNEL_NS;
-    tracer.sp[tracer.n].stream = id;
-    tracer.n++;
-  }
-}
-
-static int add_mark(struct test_stream *ts, void *event, zlb_error_t *err) {
-  if (ts->nmarks >= TEST_MAX_MARKS)
-    return verr(err, ZLB_EDEVICE, TEST_ERR_NOT_SUPPORTED, "TEST_ERROR_NOT_SUPPORTED",
-                "test backend: more than %d event nodes and empty kernels in one graph",
-                TEST_MAX_MARKS);
-  ts->marks[ts->nmarks].event = event;
-  ts->marks[ts->nmarks].off = capture_offset(ts);
-  ts->nmarks++;
-  return 0;
+  else
+    trace_span(t0, TEST_EMPTY_KERNEL_NS, id);
 }
 
 static int t_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
@@ -328,13 +334,7 @@ static int t_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
 }
 
 void zlb_test_trace_kernel(unsigned stream, unsigned long long ns) {
-  unsigned long long t0 = now_ns();
-  if (tracer.on && tracer.n < TEST_MAX_SPANS) {
-    tracer.sp[tracer.n].start = t0;
-    tracer.sp[tracer.n].end = t0 + ns;
-    tracer.sp[tracer.n].stream = stream;
-    tracer.n++;
-  }
+  trace_span(now_ns(), ns, stream);
 }
 
 static int t_trace_begin(zlb_backend_t *b, zlb_error_t *err) {
