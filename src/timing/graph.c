@@ -573,11 +573,8 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
         goto out;
       }
       if (pairs) {
-        double v;
+        double v = zlb__subtract_pick(o, &smp, cal_ms);
         zlb__l2_record(m, fms, cold);
-        for (size_t i = 0; i < smp.n; i++)
-          smp.v[i] -= cal_ms;
-        v = zlb_stats_pick(smp.v, smp.n, o->return_mode);
         if (!(v > 0.0)) {
           rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
                              "graph calibration: the call measured %.3f us per call, no "

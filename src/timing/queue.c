@@ -588,7 +588,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
              invalid, o->queue_timeout_ms, k0, k);
   if (o->queue_calibrate) {
     /* Checked before anything is reported: a failed row keeps no value. */
-    double v = smp.n ? zlb_stats_pick(smp.v, smp.n, o->return_mode) : 0.0;
+    double v = zlb__subtract_pick(o, &smp, 0.0); /* each sample's was taken */
     if (!(v > 0.0)) {
       rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
                          "queue calibration: the call measured %.3f us per call, no more "

@@ -210,13 +210,18 @@ void zlb_measurement_release(zlb_measurement_t *m) {
   m->host_ms = NAN;
 }
 
+double zlb__subtract_pick(const zlb_timing_opts_t *o, zlb__samples_t *s, double sub) {
+  if (!s->n)
+    return 0.0;
+  for (size_t i = 0; i < s->n; i++)
+    s->v[i] -= sub;
+  return zlb_stats_pick(s->v, s->n, o->return_mode);
+}
+
 int zlb__l2_subtract(const char *timer, const zlb_timing_opts_t *o, zlb__samples_t *s,
                      double flush_ms, const zlb_flush_t *cold, zlb_measurement_t *m,
                      zlb_error_t *err) {
-  double v;
-  for (size_t i = 0; i < s->n; i++)
-    s->v[i] -= flush_ms;
-  v = zlb_stats_pick(s->v, s->n, o->return_mode);
+  double v = zlb__subtract_pick(o, s, flush_ms);
   if (!(v > 0.0))
     return zlb_error_set(err, ZLB_EUNSUPPORTED,
                          "%s timer, cold L2: the call with its flush measured %.3f us, no more "

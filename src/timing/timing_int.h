@@ -41,6 +41,10 @@ size_t zlb__stopper_next(zlb__stopper_t *st, const zlb__samples_t *s, double est
 void zlb__counts(const zlb_timing_opts_t *o, double est_ms, long cap, long *n_warm,
                  long *n_rep);
 
+/** Take `sub` out of every sample and pick the row's value (the return
+ * mode) from what is left; 0 when there is no sample. The calibrated and
+ * cold timers refuse a value not above zero, each with its own words. */
+double zlb__subtract_pick(const zlb_timing_opts_t *o, zlb__samples_t *s, double sub);
 /** Cold L2 (graph and queue timers): take the flush's own time per call,
  * `flush_ms`, measured alone, out of every sample and record it in `m`; a
  * value (per the return mode) not above zero is an error naming `timer`,
