@@ -355,8 +355,8 @@ static int graph_calibration(zlb_backend_t *b, zlb_stream_t side, const zlb_flus
   *phase = ZLB_PHASE_NONE;
   if ((rc = b->v->trace_end(b, &sp, &nsp, err)))
     goto out;
-  rc = zlb__calibration_from_spans("graph calibration", "replay", k, GRAPH_CAL_REPLAYS, pair_ms,
-                                   after, sp, nsp, cal_ms, err);
+  rc = zlb__calibration_from_spans("graph calibration", "replay", k, GRAPH_CAL_REPLAYS, 1,
+                                   pair_ms, after, sp, nsp, cal_ms, err);
 out:
   if (traced) {
     /* Stopped by a failure: the spans are dropped, its error stands. */

@@ -209,30 +209,68 @@ static int run_batch(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l, lo
 
 /* ---- calibration -------------------------------------------------------------- */
 
-int zlb__calibration_from_spans(const char *what, const char *unit, long k, int n,
+static int span_by_start(const void *a, const void *b) {
+  uint64_t x = ((const zlb_trace_span_t *)a)->start, y = ((const zlb_trace_span_t *)b)->start;
+  return (x > y) - (x < y);
+}
+
+/* The traced time (ns) of the k empty kernels among a batch's `m` spans
+ * `w` (sorted here by start): all of them when m == k; with `flushed`
+ * and m == 2k, every second one, each after its flush, which a tracer may
+ * report as a kernel of its own (CUPTI did for a graph's memset nodes on
+ * an H100): the spans must then alternate, each flush ending before its
+ * kernel starts and lasting longer than it. -1: they do not. */
+static double empty_kernels_ns(zlb_trace_span_t *w, size_t m, long k, int flushed) {
+  double ns = 0.0;
+  if (m == (size_t)k) {
+    for (size_t i = 0; i < m; i++)
+      ns += (double)(w[i].end - w[i].start);
+    return ns;
+  }
+  if (!flushed || m != 2 * (size_t)k)
+    return -1.0;
+  qsort(w, m, sizeof(*w), span_by_start);
+  for (size_t i = 0; i < m; i += 2) {
+    uint64_t fl = w[i].end - w[i].start, ek = w[i + 1].end - w[i + 1].start;
+    if (w[i].end > w[i + 1].start || fl <= ek)
+      return -1.0;
+    ns += (double)ek;
+  }
+  return ns;
+}
+
+int zlb__calibration_from_spans(const char *what, const char *unit, long k, int n, int flushed,
                                 const double *timed_ms, const uint64_t *after,
                                 const zlb_trace_span_t *sp, size_t nsp, double *cal_ms,
                                 zlb_error_t *err) {
   double c[16];
+  zlb_trace_span_t *w;
   if (n < 1 || n > (int)(sizeof(c) / sizeof(c[0])))
     return zlb_error_set(err, ZLB_EINVAL, "%s: %d %ses (1..16)", what, n, unit);
+  w = zlb_xcalloc(nsp ? nsp : 1, sizeof(*w));
   for (int j = 0; j < n; j++) {
-    uint64_t lo = j ? after[j - 1] : 0, hi = after[j];
-    double ns = 0.0;
-    long kernels = 0;
+    uint64_t lo = j ? after[j - 1] : 0, hi = after[j], shortest = UINT64_MAX, longest = 0;
+    size_t m = 0;
+    double ns;
     for (size_t i = 0; i < nsp; i++)
       if (sp[i].start >= lo && sp[i].start < hi && sp[i].end >= sp[i].start) {
-        ns += (double)(sp[i].end - sp[i].start);
-        kernels++;
+        uint64_t d = sp[i].end - sp[i].start;
+        shortest = d < shortest ? d : shortest;
+        longest = d > longest ? d : longest;
+        w[m++] = sp[i];
       }
-    if (kernels != k)
+    if ((ns = empty_kernels_ns(w, m, k, flushed)) < 0.0) {
+      free(w);
       return zlb_error_set(err, ZLB_EUNSUPPORTED,
-                           "%s: the tracer saw %ld kernels in %s %d of %ld empty kernels "
-                           "(%zu spans in all); the launch cost cannot be told from the "
-                           "kernels' time",
-                           what, kernels, unit, j + 1, k, nsp);
+                           "%s: the tracer saw %zu kernels (%.3f..%.3f us) in %s %d of %ld "
+                           "empty kernels%s (%zu spans in all); the launch cost cannot be "
+                           "told from the kernels' time",
+                           what, m, m ? (double)shortest * 1e-3 : 0.0, (double)longest * 1e-3,
+                           unit, j + 1, k, flushed ? " and their flushes" : "", nsp);
+    }
     c[j] = (timed_ms[j] - ns * 1e-6) / (double)k;
   }
+  free(w);
   *cal_ms = zlb_stats_median(c, (size_t)n);
   /* The batch holds its kernels and their gaps: less than their traced
    * time means the event timer and the tracer disagree, and nothing can
@@ -325,8 +363,8 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t
    * as for the calls' own batches (the caller shrinks K and comes back). */
   if (rc || *fired)
     goto out;
-  rc = zlb__calibration_from_spans("queue calibration", "batch", k, QUEUE_CAL_BATCHES, batch_ms,
-                                   after, sp, nsp, cal_ms, err);
+  rc = zlb__calibration_from_spans("queue calibration", "batch", k, QUEUE_CAL_BATCHES,
+                                   flush != NULL, batch_ms, after, sp, nsp, cal_ms, err);
 out:
   free(sp);
   return rc;

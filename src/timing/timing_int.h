@@ -77,9 +77,11 @@ int zlb__empty_call(void *ctx, zlb_stream_t s, zlb_error_t *err);
 /* Per-call gaps of the calibrations (queue and graph, cold or warm): the
  * median of `n` batches' or replays' (timed ms - the tracer's kernel time
  * within it) / k, the spans attributed to batch j by their start in
- * [after[j-1], after[j]). Each must hold exactly k kernels.
+ * [after[j-1], after[j]). Each must hold exactly k kernels or, with
+ * `flushed` (each empty kernel after its L2 flush), 2k: the flushes
+ * reported as kernels too, told apart by their order and length.
  * `what` names the calibration in errors. */
-int zlb__calibration_from_spans(const char *what, const char *unit, long k, int n,
+int zlb__calibration_from_spans(const char *what, const char *unit, long k, int n, int flushed,
                                 const double *timed_ms, const uint64_t *after,
                                 const zlb_trace_span_t *sp, size_t nsp, double *cal_ms,
                                 zlb_error_t *err);

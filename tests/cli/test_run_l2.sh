@@ -122,6 +122,15 @@ expect_in "$TMP/gnr/run.log" "fallback(phase=capture,reason=TEST_ERROR_CAPTURE_U
 ZL_TEST_FAULT=trace:drop expect_rc 1 R good_copy --backend test --l2 cold --graph-calibrate \
   --out "$TMP/gtd"
 expect_in "$TMP/gtd/run.log" "graph calibration: the tracer saw"
+# A tracer that reports each flush as a kernel too (CUPTI did, for a
+# graph's memset nodes, on an H100): both calibrated timers tell the
+# empty kernels from the flushes and every row succeeds.
+ZL_TEST_FAULT=trace:flush ZL_TEST_MEMSET_US=20 expect_rc 0 R good_copy --backend test --l2 cold \
+  --graph-calibrate --out "$TMP/gtf"
+all_rows_are "$TMP/gtf/run.log" Timer graph-cal || fail "flushes traced as kernels: graph-cal rows failed"
+ZL_TEST_FAULT=trace:flush ZL_TEST_MEMSET_US=20 expect_rc 0 R good_copy --backend test --timer queue \
+  --l2 cold --queue-calibrate --out "$TMP/qtf"
+all_rows_are "$TMP/qtf/run.log" Timer queue-cal || fail "flushes traced as kernels: queue-cal rows failed"
 # Usage errors, before any case: warm, another timer, both calibrations,
 # a backend whose timer resolves to the queue.
 expect_rc 2 R good_copy --backend test --timer graph --graph-calibrate --out "$TMP/gx1"

@@ -27,6 +27,9 @@
  * marks at their offset in the graph's time: each replay stamps the event,
  * and traces the empty kernel, there (the calibrated cold graph timer).
  * ZL_TEST_FAULT=node:refused makes an event node refused.
+ * ZL_TEST_FAULT=trace:flush makes the tracer report every memset (the L2
+ * flush), captured or not, as a kernel of its cost, as CUPTI reported a
+ * graph's memset nodes on an H100.
  * Spans carry their stream's id; an operator can report a kernel of its
  * own to the tracer (zlb_test_trace_kernel: cheat_ops.c's side stream). */
 #include <stdarg.h>
@@ -236,15 +239,23 @@ static unsigned long long capture_offset(const struct test_stream *ts) {
   return now_ns() - ts->capture_start_ns + ts->capture_memset_ns;
 }
 
-/* An event node (`event`) or a captured empty kernel (NULL) at the
- * capture's present offset. */
-static int add_mark(struct test_stream *ts, void *event, zlb_error_t *err) {
+static int traces_flushes(void) {
+  const char *f = getenv("ZL_TEST_FAULT");
+  return f && !strcmp(f, "trace:flush");
+}
+
+/* An event node (`event`), a captured empty kernel (NULL, ns 0) or a
+ * captured flush traced as a kernel of `ns` (NULL) at the capture's
+ * present offset. */
+static int add_mark(struct test_stream *ts, void *event, unsigned long long ns,
+                    zlb_error_t *err) {
   if (ts->nmarks >= TEST_MAX_MARKS)
     return verr(err, ZLB_EDEVICE, TEST_ERR_NOT_SUPPORTED, "TEST_ERROR_NOT_SUPPORTED",
                 "test backend: more than %d event nodes and empty kernels in one graph",
                 TEST_MAX_MARKS);
   ts->marks[ts->nmarks].event = event;
   ts->marks[ts->nmarks].off = capture_offset(ts);
+  ts->marks[ts->nmarks].ns = ns;
   ts->nmarks++;
   return 0;
 }
@@ -256,7 +267,7 @@ static int t_record_node(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s, zlb_er
   /* Outside a capture, an external record is a plain one. */
   if (!ts->capturing)
     return t_record(b, e, s, err);
-  return add_mark(ts, e, err);
+  return add_mark(ts, e, 0, err);
 }
 
 static int t_hold(zlb_backend_t *b, zlb_stream_t s, zlb_hold_t *h, zlb_error_t *err) {
@@ -325,7 +336,7 @@ static int t_launch_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
   zlb_test_stream_enqueue(ts);
   /* Captured, it runs (and is traced) when the graph replays. */
   if (ts->capturing)
-    rc = add_mark(ts, NULL, err);
+    rc = add_mark(ts, NULL, 0, err);
   else
     trace_empty(t0, ts->id);
   while (now_ns() < t0 + TEST_EMPTY_NS)
@@ -393,12 +404,17 @@ static int t_memset(zlb_backend_t *b, void *p, int v, size_t n, zlb_stream_t s,
   zlb_test_stream_enqueue(ts);
   memset(p, v, n);
   if (ts && ts->capturing) {
+    int rc = 0;
     ts->capture_start_ns += now_ns() - t0;
+    if (traces_flushes())
+      rc = add_mark(ts, NULL, cost ? cost : TEST_MEMSET_NS, err);
     ts->capture_memset_ns += cost ? cost : TEST_MEMSET_NS;
-    return 0;
+    return rc;
   }
   while (cost && now_ns() < t0 + cost)
     ;
+  if (traces_flushes())
+    trace_span(t0, now_ns() - t0 + 1, ts ? ts->id : 0);
   return 0;
 }
 
@@ -469,6 +485,8 @@ static int t_launch(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t s, zlb_er
   for (int i = 0; i < tg->nmarks; i++)
     if (tg->marks[i].event)
       ((struct test_event *)tg->marks[i].event)->ns = t0 + tg->marks[i].off;
+    else if (tg->marks[i].ns)
+      trace_span(t0 + tg->marks[i].off, tg->marks[i].ns, ((struct test_stream *)s)->id);
     else
       trace_empty(t0 + tg->marks[i].off, ((struct test_stream *)s)->id);
   while (now_ns() < until)

@@ -23,8 +23,9 @@ enum {
  * each empty kernel, at its offset from the replay's start. */
 #define TEST_MAX_MARKS 4096
 struct test_mark {
-  void *event;             /* the event of an event node; NULL: an empty kernel */
+  void *event;             /* the event of an event node; NULL: a kernel */
   unsigned long long off;  /* ns from the start of the graph */
+  unsigned long long ns;   /* a flush traced as a kernel this long; 0: an empty kernel */
 };
 
 struct test_stream {

@@ -1060,6 +1060,8 @@ static struct {
   zlb_trace_span_t sp[4096];
   size_t nsp;
   int drop;               /* > 0: the tracer loses this many spans */
+  int trace_flush;        /* the tracer reports each flush as a kernel too */
+  int twice;              /* the tracer reports each empty kernel twice */
   double empty_seen;      /* > 0: the tracer reports empty kernels this long (ns) */
   long empties;
   long calls;             /* the call's launches */
@@ -1072,14 +1074,32 @@ static struct {
   int max_launches;       /* > 0: --queue-max-launches */
 } qc;
 
-/* A flush costs its gap and its time on the synthetic device; the tracer
- * sees no kernel (a memset is not one). */
+/* A span of `ns` from now on the synthetic device, while tracing. */
+static void qc_span(double ns) {
+  if (qc.tracing && qc.nsp < 4096) {
+    qc.sp[qc.nsp].start = (uint64_t)qc.dev;
+    qc.sp[qc.nsp].end = (uint64_t)(qc.dev + ns);
+    qc.nsp++;
+  }
+}
+
+/* A flush costs its gap and its time on the synthetic device (and qc.wb
+ * more after a call); the tracer sees no kernel (a memset is not one)
+ * unless qc.trace_flush. */
+static void qc_flush(void) {
+  double ns = QC_FLUSH + (qc.dirty ? qc.wb : 0.0);
+  qc.dev += QC_FGAP;
+  if (qc.trace_flush)
+    qc_span(ns);
+  qc.dev += ns;
+  qc.dirty = 0;
+  qc.flushes++;
+}
+
 static int qc_memset(zlb_backend_t *b, void *p, int value, size_t bytes, zlb_stream_t s,
                      zlb_error_t *err) {
   (void)b;
-  qc.dev += QC_FGAP + QC_FLUSH + (qc.dirty ? qc.wb : 0.0);
-  qc.dirty = 0;
-  qc.flushes++;
+  qc_flush();
   return qc.inner->v->memset_async(qc.inner, p, value, bytes, s, err);
 }
 
@@ -1155,11 +1175,9 @@ static int qc_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
   qc.empties++;
   if (qc.tracing && qc.drop > 0)
     qc.drop--;
-  else if (qc.tracing && qc.nsp < 4096) {
-    qc.sp[qc.nsp].start = (uint64_t)qc.dev;
-    qc.sp[qc.nsp].end = (uint64_t)(qc.dev + (qc.empty_seen > 0 ? qc.empty_seen : QC_EMPTY));
-    qc.nsp++;
-  }
+  else
+    for (int i = 0; i <= qc.twice; i++)
+      qc_span(qc.empty_seen > 0 ? qc.empty_seen : QC_EMPTY);
   qc.dev += QC_EMPTY;
   return 0;
 }
@@ -1362,6 +1380,17 @@ static void test_queue_calibrate(void **state) {
     zlb_measurement_release(&m);
     qc.wb = 0.0;
 
+    /* A tracer that reports each flush as a kernel too: the empty kernels
+     * are told from them (each after its flush, shorter), the same
+     * calibration. */
+    qc.trace_flush = 1;
+    if (qc_measure(&qb, s, 1, &m, &e))
+      fail_msg("cold calibrated queue timer, flushes traced: %s", e.msg);
+    qc_assert_all(&m, QC_CALL);
+    assert_true(fabs(m.queue_calibration_ms * 1e6 - (QC_GAP + QC_FIXED)) < 1e-3);
+    zlb_measurement_release(&m);
+    qc.trace_flush = 0;
+
     /* With its two events a cold calibrated call takes twice the launch
      * queue's entries of a plain cold one: at most half the calls. */
     qc.max_launches = 9;
@@ -1481,9 +1510,7 @@ static int gc_launch(zlb_backend_t *b, zlb_graph_exec_t x, zlb_stream_t s, zlb_e
   for (int i = 0; i < g->n && !rc; i++) {
     switch (g->op[i].kind) {
     case 'f':
-      qc.dev += QC_FGAP + QC_FLUSH + (qc.dirty ? qc.wb : 0.0);
-      qc.dirty = 0;
-      qc.flushes++;
+      qc_flush();
       break;
     case 'c':
       rc = qc_call(NULL, s, err);
@@ -1605,6 +1632,33 @@ static void test_graph_calibrate(void **state) {
   assert_int_equal(m.nsamples, 0);
   zlb_measurement_release(&m);
   qc.drop = 0;
+
+  /* A tracer that reports each flush as a kernel too (CUPTI did, for a
+   * graph's memset nodes, on an H100): the empty kernels are told from
+   * the flushes by their order and length, the same calibration, every
+   * sample the call's. */
+  qc.trace_flush = 1;
+  if (gc_measure(&gb, s, 1, &m, &e))
+    fail_msg("calibrated cold graph timer, flushes traced: %s", e.msg);
+  qc_assert_all(&m, QC_CALL);
+  assert_true(fabs(m.graph_calibration_ms * 1e6 - QC_GAP) < 1e-3);
+  zlb_measurement_release(&m);
+  /* ... but not when what follows each flush lasts longer than it: then
+   * nothing tells them apart. */
+  qc.empty_seen = QC_FLUSH + 1000.0;
+  assert_int_equal(gc_measure(&gb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "graph calibration: the tracer saw");
+  assert_str_contains(e.msg, "and their flushes");
+  zlb_measurement_release(&m);
+  qc.empty_seen = 0;
+  qc.trace_flush = 0;
+  /* Twice as many spans that are not flushes (each kernel reported
+   * twice, overlapping itself): refused, not halved. */
+  qc.twice = 1;
+  assert_int_equal(gc_measure(&gb, s, 1, &m, &e), ZLB_EUNSUPPORTED);
+  assert_str_contains(e.msg, "graph calibration: the tracer saw");
+  zlb_measurement_release(&m);
+  qc.twice = 0;
 
   /* Empty kernels the tracer says ran longer than their pairs. */
   qc.empty_seen = QC_EMPTY + 2 * QC_GAP;
