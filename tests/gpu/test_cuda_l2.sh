@@ -9,9 +9,16 @@
 R() { "$ZLBENCH" run neg --backend cuda --dtypes float32 --warmup-ms 5 --rep-ms 40 \
   --shape-file "$TMP/l2.yaml" "$@"; }
 printf 'neg:\n  shapes: [[1048576]]\n' >"$TMP/l2.yaml"
+# why DIR: a failed run's reasons (the rows' notes and the log's end), its
+# folder kept for bench/RESULTS.md.
+why() {
+  keep "$1"
+  grep -E '^ *note:|error' "$1/run.log" 2>/dev/null | head -5
+  tail -2 "$1/run.log" 2>/dev/null
+}
 
 R --timer graph --l2 cold --out "$TMP/cold" --json "$TMP/cold.json" >/dev/null 2>&1 ||
-  fail "neg --timer graph --l2 cold failed: $(tail -5 "$TMP/cold/run.log" 2>/dev/null)"
+  fail "neg --timer graph --l2 cold failed: $(why "$TMP/cold")"
 R --timer graph --l2 warm --out "$TMP/warm" >/dev/null 2>&1 || fail "neg --timer graph --l2 warm failed"
 all_rows_are "$TMP/cold/run.log" Timer graph || fail "cold rows are not graph-timed"
 # l2=cold on every row (a throttled-clocks note may join it).
@@ -35,7 +42,7 @@ within10() {
 # JSON, and reads within 10 % of trace ($t).
 check_cal() {
   R --timer "$1" --l2 cold "$5" --out "$TMP/$2" --json "$TMP/$2.json" >/dev/null 2>&1 ||
-    fail "neg --timer $1 --l2 cold $5 failed: $(tail -5 "$TMP/$2/run.log" 2>/dev/null)"
+    fail "neg --timer $1 --l2 cold $5 failed: $(why "$TMP/$2")"
   keep "$TMP/$2" "$TMP/$2.json"
   all_rows_are "$TMP/$2/run.log" Timer "$2" || fail "cold calibrated $1 rows do not say $2"
   q=$(table_col "$TMP/$2/run.log" "Candidate (ms)") || fail "no Candidate column ($2)"
