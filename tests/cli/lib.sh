@@ -15,6 +15,22 @@ fail() {
   exit 1
 }
 
+# all_sides JSON EXPR: JSON (a --json file) has rows, and EXPR, Python over
+# `m` (one side's measurement), holds for the baseline and the candidate
+# of every row; otherwise the side that breaks it is printed and this
+# returns non-zero.
+all_sides() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
+assert rows, "no rows"
+for r in rows:
+    for side in ("baseline", "candidate"):
+        m = r[side]
+        assert eval(sys.argv[2], {}, {"m": m}), (side, m)
+PY
+}
+
 # expect_rc WANT CMD...: run CMD, keep its output in $TMP/out and $TMP/err.
 expect_rc() {
   want=$1

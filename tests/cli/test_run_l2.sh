@@ -53,26 +53,13 @@ expect_rc 0 R good_copy --backend test --timer queue --l2 cold --queue-calibrate
   --json "$TMP/qcc.json"
 check_cold "$TMP/qcc.json" queue-cal
 all_rows_are "$TMP/qcc/run.log" Timer queue-cal || fail "cold calibrated rows do not say queue-cal"
-python3 - "$TMP/qcc.json" <<'PY' || fail "cold calibrated rows carry no calibration"
-import json, sys
-rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
-for r in rows:
-    for side in ("baseline", "candidate"):
-        m = r[side]
-        assert m["queue_calibration_ms"] > 0, m
-        assert m["queue_call_events"] is True, m
-PY
+all_sides "$TMP/qcc.json" 'm["queue_calibration_ms"] > 0 and m["queue_call_events"] is True' ||
+  fail "cold calibrated rows carry no calibration"
 # Warm and calibrated: one event pair a batch, the key absent.
 expect_rc 0 R good_copy --backend test --timer queue --queue-calibrate --out "$TMP/qcw" \
   --json "$TMP/qcw.json"
-python3 - "$TMP/qcw.json" <<'PY' || fail "warm calibrated rows say queue_call_events"
-import json, sys
-rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
-assert rows
-for r in rows:
-    for side in ("baseline", "candidate"):
-        assert r[side]["queue_calibration_ms"] > 0 and "queue_call_events" not in r[side], r[side]
-PY
+all_sides "$TMP/qcw.json" 'm["queue_calibration_ms"] > 0 and "queue_call_events" not in m' ||
+  fail "warm calibrated rows say queue_call_events"
 
 # The calibrated cold graph timer (--graph-calibrate): each call between
 # its own event nodes in the graph, less an empty kernel's gap; rows say
@@ -101,14 +88,8 @@ assert "queue_calibration" not in json.load(open(sys.argv[2]))["caliber"]
 PY
 expect_in "$TMP/qcc/run_identity.json" '"graph_calibrate": false'
 # Plain cold graph rows carry neither key.
-python3 - "$TMP/graph.json" <<'PY' || fail "plain cold graph rows say graph_call_events"
-import json, sys
-rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
-assert rows
-for r in rows:
-    for side in ("baseline", "candidate"):
-        assert "graph_call_events" not in r[side] and "graph_calibration_ms" not in r[side], r[side]
-PY
+all_sides "$TMP/graph.json" '"graph_call_events" not in m and "graph_calibration_ms" not in m' ||
+  fail "plain cold graph rows say graph_call_events"
 # The plan says how it measures.
 expect_rc 0 "$ZLBENCH" plan good_copy --backend test --lib "$TESTOPS" --l2 cold --graph-calibrate
 expect_in "$TMP/out" "timer:        graph-cal"
@@ -156,14 +137,8 @@ all_rows_are "$TMP/w/run.log" Marker - || fail "warm rows carry a marker"
 expect_in "$TMP/w/run.log" "graph/queue:warm"
 expect_in "$TMP/w/run_identity.json" '"l2_mode": "warm"'
 expect_in "$TMP/w/run_identity.json" '"graph": "warm"'
-python3 - "$TMP/w.json" <<'PY' || fail "warm rows do not say l2 warm"
-import json, sys
-rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
-assert rows
-for r in rows:
-    for side in ("baseline", "candidate"):
-        assert r[side]["l2"] == "warm" and "l2_flush_ms" not in r[side], r[side]
-PY
+all_sides "$TMP/w.json" 'm["l2"] == "warm" and "l2_flush_ms" not in m' ||
+  fail "warm rows do not say l2 warm"
 
 # compare refuses a cold result against a warm one: another caliber.
 "$ZLBENCH" compare "$TMP/w" "$TMP/graph" >"$TMP/cmp" 2>&1
@@ -243,14 +218,7 @@ printf 'test:\n  shapes: [[4194304]]\n' >"$TMP/big.yaml"
 expect_rc 0 "$ZLBENCH" run good_copy --backend test --timer graph --l2 cold --flush-mib 1 \
   --lib "$TESTOPS" --shape-file "$TMP/big.yaml" --dtypes float32 $QUICK --out "$TMP/fm1" \
   --json "$TMP/fm1.json"
-python3 - "$TMP/fm1.json" 1048576 <<'PY' || fail "--flush-mib 1 did not size the cold flush"
-import json, sys
-rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
-assert rows
-for r in rows:
-    for side in ("baseline", "candidate"):
-        assert r[side]["l2_flush_bytes"] == int(sys.argv[2]), r[side]["l2_flush_bytes"]
-PY
+all_sides "$TMP/fm1.json" 'm["l2_flush_bytes"] == 1048576' || fail "--flush-mib 1 did not size the cold flush"
 python3 - "$TMP/graph.json" 8192 <<'PY' || fail "the default cold flush is not twice the L2"
 import json, sys
 rows = [r for t in json.load(open(sys.argv[1]))["tables"] for r in t["rows"]]
