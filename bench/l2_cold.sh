@@ -102,6 +102,16 @@ def us(m):
     return m["ms"] * 1e3 if m else float("nan")
 def pct(a, b):
     return (a / b - 1) * 100 if a == a and b == b and b > 0 else float("nan")
+def tcost(m):
+    # What tracing added to an empty call: the calibration from the traced
+    # batches or replays alone less the one subtracted (untraced pairs).
+    if not m or "calibration_traced_ms" not in m:
+        return float("nan")
+    cal = m.get("queue_calibration_ms", m.get("graph_calibration_ms", float("nan")))
+    return (m["calibration_traced_ms"] - cal) * 1e3
+def us_traced(m):
+    # The calibrated value had the traced calibration been subtracted.
+    return us(m) - tcost(m)
 print("| size | trace (us) | graph cold (us) | diff | queue cold (us) | diff | queue cold calibrated (us) | diff | its calibration (us) | graph warm (us) | trace warm (us) | diff | flush subtracted graph/queue (us) | trace, cold timers' flush (us) | graph cold, 256 MiB flush (us) | diff |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 worst_g = worst_q = worst_cal = 0.0
@@ -151,24 +161,33 @@ if len(runs) > 1:
     reps = [(n, rows("trace" + sfx), rows("graph-cold" + sfx), rows("queue-cold-cal" + sfx),
              rows("graph-cold-cal" + sfx)) for sfx, n in runs]
     print(f"\n{len(runs)} runs of trace, graph cold and calibrated queue and graph (each run against its own trace):\n")
-    print("| size | run | trace (us) | graph cold diff | calibrated queue diff | its calibration (us) | calibrated graph diff |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    # "traced cal": the value had the calibration from the traced batches
+    # or replays alone been subtracted (the timers take the batches' times
+    # from untraced ones); "tracing": what tracing added to an empty call.
+    print("| size | run | trace (us) | graph cold diff | calibrated queue diff | its calibration (us) | calibrated graph diff | queue, traced cal diff | queue tracing (us) | graph, traced cal diff | graph tracing (us) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     spread = {}
     for shape in tr or gc:
         for n, rt, rg, rq, rk in reps:
             t = us(rt.get(shape))
-            dg, dc, dk = pct(us(rg.get(shape)), t), pct(us(rq.get(shape)), t), pct(us(rk.get(shape)), t)
-            cal = (rq.get(shape) or {}).get("queue_calibration_ms", float("nan")) * 1e3
-            spread.setdefault(shape, []).append((dg, dc, cal, dk))
+            mq, mk = rq.get(shape), rk.get(shape)
+            dg, dc, dk = pct(us(rg.get(shape)), t), pct(us(mq), t), pct(us(mk), t)
+            dct, dkt = pct(us_traced(mq), t), pct(us_traced(mk), t)
+            cal = (mq or {}).get("queue_calibration_ms", float("nan")) * 1e3
+            spread.setdefault(shape, []).append((dg, dc, cal, dk, dct, dkt, tcost(mq), tcost(mk)))
             print(f"| {shape} | {n} | {fmt(t, '{:.2f}')} | {fmt(dg, '{:+.1f}%')} | "
-                  f"{fmt(dc, '{:+.1f}%')} | {fmt(cal, '{:.2f}')} | {fmt(dk, '{:+.1f}%')} |")
-    print("\n| size | graph cold diff, min..max | calibrated queue diff, min..max | calibration, min..max (us) | calibrated graph diff, min..max |")
-    print("|---|---:|---:|---:|---:|")
+                  f"{fmt(dc, '{:+.1f}%')} | {fmt(cal, '{:.2f}')} | {fmt(dk, '{:+.1f}%')} | "
+                  f"{fmt(dct, '{:+.1f}%')} | {fmt(tcost(mq), '{:+.2f}')} | "
+                  f"{fmt(dkt, '{:+.1f}%')} | {fmt(tcost(mk), '{:+.2f}')} |")
+    print("\n| size | graph cold diff, min..max | calibrated queue diff, min..max | calibration, min..max (us) | calibrated graph diff, min..max | queue, traced cal diff | graph, traced cal diff | queue tracing (us) | graph tracing (us) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     def rng(v, f):
         v = [x for x in v if x == x]
         return f"{f.format(min(v))}..{f.format(max(v))}" if v else "-"
+    pf, uf = '{:+.1f}%', '{:+.2f}'
     for shape, v in spread.items():
-        print(f"| {shape} | {rng([a[0] for a in v], '{:+.1f}%')} | {rng([a[1] for a in v], '{:+.1f}%')} | {rng([a[2] for a in v], '{:.2f}')} | {rng([a[3] for a in v], '{:+.1f}%')} |")
+        print(f"| {shape} | " + " | ".join(rng([a[i] for a in v], f) for i, f in (
+            (0, pf), (1, pf), (2, '{:.2f}'), (3, pf), (4, pf), (5, pf), (6, uf), (7, uf))) + " |")
 PY
 if [ -n "${OUT:-}" ] && [ -z "${TABLE:-}" ]; then
   mkdir -p "$OUT" && cp -r "$WORK"/. "$OUT"/ && echo "l2_cold.sh: logs and JSON in $OUT"

@@ -152,6 +152,9 @@ typedef struct zlb_measurement {
   double graph_calibration_ms; /* calibrated cold graph timer: per-call gap subtracted */
   int graph_calibrated;     /* 1 when every call was timed between its own event nodes in
                              * the graph and graph_calibration_ms subtracted */
+  double calibration_traced_ms; /* calibrated queue or graph: the calibration from its traced
+                                 * batches or replays alone (the subtracted one takes their
+                                 * times untraced, as the calls'); recorded only */
 } zlb_measurement_t;
 
 void zlb_measurement_release(zlb_measurement_t *m);

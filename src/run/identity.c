@@ -256,6 +256,10 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
     zlb_jw_key_double(jw, "graph_calibration_ms", m->graph_calibration_ms);
     zlb_jw_key_bool(jw, "graph_call_events", 1);
   }
+  /* Either calibration as its traced timings alone would have made it:
+   * what tracing adds to a launch is their difference. */
+  if (m->queue_calibrated || m->graph_calibrated)
+    zlb_jw_key_double(jw, "calibration_traced_ms", m->calibration_traced_ms);
   /* The L2 state each call ran in: the graph and queue timers' --l2 mode,
    * the direct and trace timers' flush; cold graph/queue also say what
    * one flush took (subtracted per call; by the cold calibrated queue

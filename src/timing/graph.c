@@ -218,7 +218,8 @@ out:
 
 /* ---- cold L2, each call between its own event nodes (o->graph_calibrate) ---- */
 
-/* Traced replays of the calibration graph: their median is used. */
+/* Replays of the calibration graph, traced and again untraced: their
+ * median is used. */
 #define GRAPH_CAL_REPLAYS 9
 
 int zlb_graph_calibration_check(const zlb_backend_vtbl_t *v, const char *backend,
@@ -309,17 +310,19 @@ static int capture_pairs(zlb_backend_t *b, zlb_stream_t side, const zlb_launch_t
 /*
  * The gap a call's event nodes hold beyond its kernels: a graph of k
  * (flush; node; empty kernel; node), replayed GRAPH_CAL_REPLAYS times with
- * the tracer on, (pairs - the traced empty kernels) / k, the median. A
- * failure of the graph's own steps is left in `cause` with *phase for the
- * caller to classify; the tracer's and the calibration's are errors.
+ * the tracer on for the empty kernels' own time and as many times with it
+ * off for the pairs' (as the calls' replays run), (pairs - the traced
+ * empty kernels) / k, the median. A failure of the graph's own steps is
+ * left in `cause` with *phase for the caller to classify; the tracer's
+ * and the calibration's are errors.
  */
 static int graph_calibration(zlb_backend_t *b, zlb_stream_t side, const zlb_flush_t *f, long k,
-                             const zlb_event_t *pairs, double *cal_ms,
+                             const zlb_event_t *pairs, zlb__calibration_t *cal,
                              zlb_graph_phase_t *phase, zlb_error_t *cause, zlb_error_t *err) {
   zlb_launch_t el = {.call = zlb__empty_call, .ctx = b};
   zlb_graph_t g = NULL;
   zlb_graph_exec_t x = NULL;
-  double pair_ms[GRAPH_CAL_REPLAYS];
+  double pair_ms[GRAPH_CAL_REPLAYS], untraced_ms[GRAPH_CAL_REPLAYS];
   uint64_t after[GRAPH_CAL_REPLAYS];
   zlb_trace_span_t *sp = NULL;
   size_t nsp = 0;
@@ -355,8 +358,13 @@ static int graph_calibration(zlb_backend_t *b, zlb_stream_t side, const zlb_flus
   *phase = ZLB_PHASE_NONE;
   if ((rc = b->v->trace_end(b, &sp, &nsp, err)))
     goto out;
+  *phase = ZLB_PHASE_REPLAY;
+  for (int j = 0; j < GRAPH_CAL_REPLAYS; j++)
+    if ((rc = replay_pairs(b, x, side, pairs, k, &untraced_ms[j], cause)))
+      goto out;
+  *phase = ZLB_PHASE_NONE;
   rc = zlb__calibration_from_spans("graph calibration", "replay", k, GRAPH_CAL_REPLAYS, 1,
-                                   pair_ms, after, sp, nsp, cal_ms, err);
+                                   pair_ms, untraced_ms, after, sp, nsp, cal, err);
 out:
   if (traced) {
     /* Stopped by a failure: the spans are dropped, its error stands. */
@@ -386,7 +394,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
   zlb_flush_t *cold = o->l2_cold ? o->l2_flush : NULL;
   zlb_event_t *pairs = NULL; /* calibrated: each call's event nodes (2k) */
   long npairs = 0;
-  double cal_ms = 0.0;
+  zlb__calibration_t cal = {0.0, 0.0};
 
   memset(fail, 0, sizeof(*fail));
   m->timer = ZLB_TIMER_GRAPH;
@@ -454,7 +462,7 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
     for (; npairs < 2 * k; npairs++)
       if ((rc = b->v->event_create(b, &pairs[npairs], err)))
         goto out;
-    if ((rc = graph_calibration(b, side, cold, k, pairs, &cal_ms, &ph, &cause, err))) {
+    if ((rc = graph_calibration(b, side, cold, k, pairs, &cal, &ph, &cause, err))) {
       if (ph != ZLB_PHASE_NONE)
         rc = zlb__classify(b, "graph calibration", ph, &cause, fail, err);
       goto out;
@@ -573,19 +581,20 @@ int zlb_time_graph(zlb_backend_t *b, zlb_stream_t caller, const zlb_launch_t *l,
         goto out;
       }
       if (pairs) {
-        double v = zlb__subtract_pick(o, &smp, cal_ms);
+        double v = zlb__subtract_pick(o, &smp, cal.ms);
         zlb__l2_record(m, fms, cold);
         if (!(v > 0.0)) {
           rc = zlb_error_set(err, ZLB_EUNSUPPORTED,
                              "graph calibration: the call measured %.3f us per call, no "
                              "more than an empty kernel's gap (%.3f us): nothing is left "
                              "to report",
-                             (v + cal_ms) * 1e3, cal_ms * 1e3);
+                             (v + cal.ms) * 1e3, cal.ms * 1e3);
           zlb__samples_release(&smp);
           goto out;
         }
         m->graph_calibrated = 1;
-        m->graph_calibration_ms = cal_ms;
+        m->graph_calibration_ms = cal.ms;
+        m->calibration_traced_ms = cal.traced_ms;
       } else if ((rc = zlb__l2_subtract("graph", o, &smp, fms, cold, m, err))) {
         zlb__samples_release(&smp);
         goto out;

@@ -240,10 +240,10 @@ static double empty_kernels_ns(zlb_trace_span_t *w, size_t m, long k, int flushe
 }
 
 int zlb__calibration_from_spans(const char *what, const char *unit, long k, int n, int flushed,
-                                const double *timed_ms, const uint64_t *after,
-                                const zlb_trace_span_t *sp, size_t nsp, double *cal_ms,
-                                zlb_error_t *err) {
-  double c[16];
+                                const double *timed_ms, const double *untraced_ms,
+                                const uint64_t *after, const zlb_trace_span_t *sp, size_t nsp,
+                                zlb__calibration_t *cal, zlb_error_t *err) {
+  double c[16], u[16];
   zlb_trace_span_t *w;
   if (n < 1 || n > (int)(sizeof(c) / sizeof(c[0])))
     return zlb_error_set(err, ZLB_EINVAL, "%s: %d %ses (1..16)", what, n, unit);
@@ -269,22 +269,25 @@ int zlb__calibration_from_spans(const char *what, const char *unit, long k, int 
                            unit, j + 1, k, flushed ? " and their flushes" : "", nsp);
     }
     c[j] = (timed_ms[j] - ns * 1e-6) / (double)k;
+    u[j] = ((untraced_ms ? untraced_ms[j] : timed_ms[j]) - ns * 1e-6) / (double)k;
   }
   free(w);
-  *cal_ms = zlb_stats_median(c, (size_t)n);
+  cal->ms = zlb_stats_median(u, (size_t)n);
+  cal->traced_ms = zlb_stats_median(c, (size_t)n);
   /* The batch holds its kernels and their gaps: less than their traced
    * time means the event timer and the tracer disagree, and nothing can
    * be subtracted with confidence. */
-  if (!isfinite(*cal_ms) || *cal_ms < 0.0)
+  if (!isfinite(cal->ms) || cal->ms < 0.0)
     return zlb_error_set(err, ZLB_EUNSUPPORTED,
                          "%s: %ses of %ld empty kernels took less than the tracer says "
                          "their kernels ran (%.3f us per call); the event timer and the "
                          "tracer disagree",
-                         what, unit, k, *cal_ms * 1e3);
+                         what, unit, k, cal->ms * 1e3);
   return 0;
 }
 
-/* Traced batches of empty kernels per calibration: their median is used. */
+/* Batches of empty kernels per calibration, traced and again untraced:
+ * their median is used. */
 #define QUEUE_CAL_BATCHES 9
 
 int zlb__empty_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
@@ -329,12 +332,16 @@ static int calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
  * With `pairs` (cold L2) each empty kernel is timed between its own pair
  * after its flush, as the calls are: the calibration is then the gap in
  * front of a kernel and the end event's time, with no flush in it.
+ * The batches' times come from as many batches again with the tracer off,
+ * as the calls' are: only the kernels' own time is taken from the traced
+ * ones, so that what tracing adds to a launch is not subtracted from the
+ * calls (the traced batches' calibration is kept for the record).
  */
 static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t *flush,
-                     watchdog_t *w, zlb_event_t ev[2], zlb_event_t *pairs, double *cal_ms,
-                     int *fired, zlb_error_t *err) {
+                     watchdog_t *w, zlb_event_t ev[2], zlb_event_t *pairs,
+                     zlb__calibration_t *cal, int *fired, zlb_error_t *err) {
   zlb_launch_t el = {.call = zlb__empty_call, .ctx = b};
-  double batch_ms[QUEUE_CAL_BATCHES];
+  double batch_ms[QUEUE_CAL_BATCHES], untraced_ms[QUEUE_CAL_BATCHES];
   uint64_t after[QUEUE_CAL_BATCHES];
   zlb_trace_span_t *sp = NULL;
   size_t nsp = 0;
@@ -363,8 +370,16 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t
    * as for the calls' own batches (the caller shrinks K and comes back). */
   if (rc || *fired)
     goto out;
+  for (j = 0; j < QUEUE_CAL_BATCHES; j++) {
+    int hold_failed;
+    if ((rc = run_batch(b, s, &el, k, flush, w, ev, pairs, &untraced_ms[j], fired,
+                        &hold_failed, err)) ||
+        *fired)
+      goto out;
+  }
   rc = zlb__calibration_from_spans("queue calibration", "batch", k, QUEUE_CAL_BATCHES,
-                                   flush != NULL, batch_ms, after, sp, nsp, cal_ms, err);
+                                   flush != NULL, batch_ms, untraced_ms, after, sp, nsp, cal,
+                                   err);
 out:
   free(sp);
   return rc;
@@ -385,10 +400,11 @@ static int hold_timeout(zlb_graph_failure_t *fail, int invalid, double timeout_m
 /* The calibration at *k; a calibration batch the watchdog released counts
  * as a released batch of the measurement's (*invalid) and shrinks *k. */
 static int calibrate_at(zlb_backend_t *b, zlb_stream_t s, long *k, const zlb_flush_t *flush,
-                        watchdog_t *w, zlb_event_t ev[2], zlb_event_t *pairs, double *cal_ms,
-                        int *invalid, zlb_graph_failure_t *fail, zlb_error_t *err) {
+                        watchdog_t *w, zlb_event_t ev[2], zlb_event_t *pairs,
+                        zlb__calibration_t *cal, int *invalid, zlb_graph_failure_t *fail,
+                        zlb_error_t *err) {
   for (;;) {
-    int fired, rc = calibrate(b, s, *k, flush, w, ev, pairs, cal_ms, &fired, err);
+    int fired, rc = calibrate(b, s, *k, flush, w, ev, pairs, cal, &fired, err);
     if (rc || !fired)
       return rc;
     if (++*invalid >= QUEUE_MAX_INVALID)
@@ -460,7 +476,8 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   zlb__samples_t smp = {NULL, 0, 0};
   zlb__stopper_t st;
   watchdog_t w;
-  double est_ms = 0.0, cal_ms = 0.0, t0 = zlb_now_s();
+  double est_ms = 0.0, t0 = zlb_now_s();
+  zlb__calibration_t cal = {0.0, 0.0};
   long k, k0, kmax, n_warm, budget, npairs = 0;
   size_t n;
   int rc = 0, invalid = 0, dog = 0;
@@ -546,7 +563,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   }
   dog = 1;
   if (o->queue_calibrate &&
-      (rc = calibrate_at(b, s, &k, cold, &w, ev, pairs, &cal_ms, &invalid, fail, err)))
+      (rc = calibrate_at(b, s, &k, cold, &w, ev, pairs, &cal, &invalid, fail, err)))
     goto out;
 
   budget = est_ms > 1e-9 ? (long)(o->rep_ms / (est_ms * (double)k)) : 0;
@@ -578,7 +595,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       if (!fired) {
         if (due)
           continue; /* the --integrity batch is not a sample */
-        zlb__samples_push(&smp, ms / (double)k - cal_ms);
+        zlb__samples_push(&smp, ms / (double)k - cal.ms);
         got++;
         continue;
       }
@@ -591,7 +608,7 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
       k = shrink(k);
       /* The fixed cost of a batch weighs more per call in a smaller one. */
       if (o->queue_calibrate &&
-          (rc = calibrate_at(b, s, &k, cold, &w, ev, pairs, &cal_ms, &invalid, fail, err)))
+          (rc = calibrate_at(b, s, &k, cold, &w, ev, pairs, &cal, &invalid, fail, err)))
         goto out;
       /* Samples from here are means of fewer calls (those before count
        * for less than they were: the stop errs on measuring more). */
@@ -632,11 +649,12 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                          "queue calibration: the call measured %.3f us per call, no more "
                          "than an empty kernel's launch cost (%.3f us): nothing is left to "
                          "report",
-                         (v + cal_ms) * 1e3, cal_ms * 1e3);
+                         (v + cal.ms) * 1e3, cal.ms * 1e3);
       goto out;
     }
     m->queue_calibrated = 1;
-    m->queue_calibration_ms = cal_ms;
+    m->queue_calibration_ms = cal.ms;
+    m->calibration_traced_ms = cal.traced_ms;
     m->queue_call_events = pairs != NULL;
   }
   if ((rc = zlb__summarize(o, &smp, m, &m->value_ms, err)))

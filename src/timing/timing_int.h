@@ -80,11 +80,19 @@ int zlb__empty_call(void *ctx, zlb_stream_t s, zlb_error_t *err);
  * [after[j-1], after[j]). Each must hold exactly k kernels or, with
  * `flushed` (each empty kernel after its L2 flush), 2k: the flushes
  * reported as kernels too, told apart by their order and length.
- * `what` names the calibration in errors. */
+ * With `untraced_ms` (n batches or replays of the same form timed with
+ * the tracer off, as the calls are), the calibration is (untraced j - the
+ * kernels of traced j) / k, so that what tracing adds to a launch is not
+ * subtracted; cal->traced_ms is the calibration from the traced timings
+ * alone, for the record. `what` names the calibration in errors. */
+typedef struct zlb__calibration {
+  double ms;        /* subtracted from every sample, per call */
+  double traced_ms; /* the same from the traced timings alone (recorded) */
+} zlb__calibration_t;
 int zlb__calibration_from_spans(const char *what, const char *unit, long k, int n, int flushed,
-                                const double *timed_ms, const uint64_t *after,
-                                const zlb_trace_span_t *sp, size_t nsp, double *cal_ms,
-                                zlb_error_t *err);
+                                const double *timed_ms, const double *untraced_ms,
+                                const uint64_t *after, const zlb_trace_span_t *sp, size_t nsp,
+                                zlb__calibration_t *cal, zlb_error_t *err);
 
 /* A call at least this long (ms) is its own estimate (zlb__estimate). */
 #define ZLB__EST_ONE_MS 1.0

@@ -53,12 +53,12 @@ expect_rc 0 R good_copy --backend test --timer queue --l2 cold --queue-calibrate
   --json "$TMP/qcc.json"
 check_cold "$TMP/qcc.json" queue-cal
 all_rows_are "$TMP/qcc/run.log" Timer queue-cal || fail "cold calibrated rows do not say queue-cal"
-all_sides "$TMP/qcc.json" 'm["queue_calibration_ms"] > 0 and m["queue_call_events"] is True' ||
+all_sides "$TMP/qcc.json" 'm["queue_calibration_ms"] > 0 and m["queue_call_events"] is True and "calibration_traced_ms" in m' ||
   fail "cold calibrated rows carry no calibration"
 # Warm and calibrated: one event pair a batch, the key absent.
 expect_rc 0 R good_copy --backend test --timer queue --queue-calibrate --out "$TMP/qcw" \
   --json "$TMP/qcw.json"
-all_sides "$TMP/qcw.json" 'm["queue_calibration_ms"] > 0 and "queue_call_events" not in m' ||
+all_sides "$TMP/qcw.json" 'm["queue_calibration_ms"] > 0 and "queue_call_events" not in m and "calibration_traced_ms" in m' ||
   fail "warm calibrated rows say queue_call_events"
 
 # The calibrated cold graph timer (--graph-calibrate): each call between
@@ -80,6 +80,7 @@ for r in rows:
         assert m["graph_calibration_ms"] > 0, m
         assert m["graph_call_events"] is True, m
         assert "queue_calibration_ms" not in m, m
+        assert isinstance(m["calibration_traced_ms"], (int, float)), m
         cals.append(m["graph_calibration_ms"])
 g = json.load(open(sys.argv[2]))["caliber"]["graph_calibration"]
 assert g["measurements"] == len(cals), g
@@ -88,7 +89,7 @@ assert "queue_calibration" not in json.load(open(sys.argv[2]))["caliber"]
 PY
 expect_in "$TMP/qcc/run_identity.json" '"graph_calibrate": false'
 # Plain cold graph rows carry neither key.
-all_sides "$TMP/graph.json" '"graph_call_events" not in m and "graph_calibration_ms" not in m' ||
+all_sides "$TMP/graph.json" '"graph_call_events" not in m and "graph_calibration_ms" not in m and "calibration_traced_ms" not in m' ||
   fail "plain cold graph rows say graph_call_events"
 # The plan says how it measures.
 expect_rc 0 "$ZLBENCH" plan good_copy --backend test --lib "$TESTOPS" --l2 cold --graph-calibrate

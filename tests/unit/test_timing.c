@@ -1063,6 +1063,7 @@ static struct {
   int trace_flush;        /* the tracer reports each flush as a kernel too */
   int twice;              /* the tracer reports each empty kernel twice */
   double empty_seen;      /* > 0: the tracer reports empty kernels this long (ns) */
+  double trace_cost;      /* while tracing, every launch costs this much more (ns) */
   long empties;
   long calls;             /* the call's launches */
   double call_ns;         /* the call's kernel time (QC_CALL unless a case sets it) */
@@ -1161,7 +1162,7 @@ static int qc_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
   (void)ctx;
   (void)s;
   (void)err;
-  qc.dev += QC_GAP + qc.call_ns;
+  qc.dev += QC_GAP + (qc.tracing ? qc.trace_cost : 0.0) + qc.call_ns;
   qc.dirty = 1;
   qc.calls++;
   return 0;
@@ -1171,7 +1172,7 @@ static int qc_empty(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
   (void)b;
   (void)s;
   (void)err;
-  qc.dev += QC_GAP;
+  qc.dev += QC_GAP + (qc.tracing ? qc.trace_cost : 0.0);
   qc.empties++;
   if (qc.tracing && qc.drop > 0)
     qc.drop--;
@@ -1289,9 +1290,25 @@ static void test_queue_calibrate(void **state) {
   assert_int_equal(m.queue_calibrated, 1);
   assert_int_equal(m.queue_call_events, 0);
   assert_true(fabs(m.queue_calibration_ms * 1e6 - (QC_GAP + QC_FIXED / k)) < 1e-3);
-  /* One untraced launch, then 9 batches of K. */
-  assert_int_equal(qc.empties, 1 + 9 * (long)k);
+  assert_true(fabs(m.calibration_traced_ms - m.queue_calibration_ms) < 1e-9);
+  /* One untraced launch, then 9 batches of K traced and 9 untraced. */
+  assert_int_equal(qc.empties, 1 + 18 * (long)k);
   zlb_measurement_release(&m);
+
+  /* A tracer that adds to every launch: only the empty kernels' own time
+   * comes from the traced batches, their batches' times from untraced
+   * ones, so the call's time is still exact; the traced batches'
+   * calibration (recorded) holds the tracer's cost. */
+  qc.trace_cost = 300.0;
+  if (qc_measure(&qb, s, 1, &m, &e))
+    fail_msg("calibrated queue timer, tracing costs: %s", e.msg);
+  k = (double)m.queue_launches;
+  qc_assert_all(&m, QC_CALL);
+  assert_true(fabs(m.queue_calibration_ms * 1e6 - (QC_GAP + QC_FIXED / k)) < 1e-3);
+  assert_true(fabs(m.calibration_traced_ms * 1e6 - (QC_GAP + qc.trace_cost + QC_FIXED / k)) <
+              1e-3);
+  zlb_measurement_release(&m);
+  qc.trace_cost = 0.0;
 
   /* A tracer that loses a kernel: the calibration cannot be trusted. */
   qc.drop = 1;
@@ -1355,8 +1372,8 @@ static void test_queue_calibrate(void **state) {
     assert_int_equal(m.l2_cold, 1);
     assert_true(m.l2_flush_bytes == sizeof(buf));
     assert_true(fabs(m.l2_flush_ms * 1e6 - (QC_FGAP + QC_FLUSH + QC_FIXED / k)) < 1e-3);
-    /* Every empty kernel of the 9 batches had its flush in front. */
-    assert_true(qc.flushes >= 9 * (long)k + (long)m.nsamples * (long)k);
+    /* Every empty kernel of the 18 batches had its flush in front. */
+    assert_true(qc.flushes >= 18 * (long)k + (long)m.nsamples * (long)k);
     /* A pair for each call of a batch besides the plain timer's events,
      * all destroyed. */
     assert_int_equal(qc.created, plain_events + 2 * (int)k);
@@ -1382,13 +1399,22 @@ static void test_queue_calibrate(void **state) {
 
     /* A tracer that reports each flush as a kernel too: the empty kernels
      * are told from them (each after its flush, shorter), the same
-     * calibration. */
+     * calibration; with tracing's cost on every launch as well. */
     qc.trace_flush = 1;
     if (qc_measure(&qb, s, 1, &m, &e))
       fail_msg("cold calibrated queue timer, flushes traced: %s", e.msg);
     qc_assert_all(&m, QC_CALL);
     assert_true(fabs(m.queue_calibration_ms * 1e6 - (QC_GAP + QC_FIXED)) < 1e-3);
     zlb_measurement_release(&m);
+    qc.trace_cost = 300.0;
+    if (qc_measure(&qb, s, 1, &m, &e))
+      fail_msg("cold calibrated queue timer, tracing costs: %s", e.msg);
+    qc_assert_all(&m, QC_CALL);
+    assert_true(fabs(m.queue_calibration_ms * 1e6 - (QC_GAP + QC_FIXED)) < 1e-3);
+    assert_true(fabs(m.calibration_traced_ms * 1e6 - (QC_GAP + qc.trace_cost + QC_FIXED)) <
+                1e-3);
+    zlb_measurement_release(&m);
+    qc.trace_cost = 0.0;
     qc.trace_flush = 0;
 
     /* With its two events a cold calibrated call takes twice the launch
@@ -1616,9 +1642,9 @@ static void test_graph_calibrate(void **state) {
     assert_true(k >= 1);
     assert_true(fabs(m.l2_flush_ms * 1e6 - (QC_FGAP + QC_FLUSH + GC_LAUNCH / (double)k)) <
                 1e-3);
-    /* One untimed empty kernel, then the calibration graph's upload and 9
-     * traced replays of K. */
-    assert_int_equal(qc.empties, 1 + 10 * k);
+    /* One untimed empty kernel, then the calibration graph's upload, 9
+     * traced replays of K and 9 untraced. */
+    assert_int_equal(qc.empties, 1 + 19 * k);
     assert_int_equal(qc.destroyed, qc.created);
     assert_int_equal(gc.graphs, 0);
     zlb_measurement_release(&m);
@@ -1642,7 +1668,19 @@ static void test_graph_calibrate(void **state) {
     fail_msg("calibrated cold graph timer, flushes traced: %s", e.msg);
   qc_assert_all(&m, QC_CALL);
   assert_true(fabs(m.graph_calibration_ms * 1e6 - QC_GAP) < 1e-3);
+  assert_true(fabs(m.calibration_traced_ms - m.graph_calibration_ms) < 1e-9);
   zlb_measurement_release(&m);
+  /* Tracing that adds to every launch: the replays' pairs come from
+   * untraced replays, the call's time stays exact, the traced replays'
+   * calibration (recorded) holds the cost. */
+  qc.trace_cost = 300.0;
+  if (gc_measure(&gb, s, 1, &m, &e))
+    fail_msg("calibrated cold graph timer, tracing costs: %s", e.msg);
+  qc_assert_all(&m, QC_CALL);
+  assert_true(fabs(m.graph_calibration_ms * 1e6 - QC_GAP) < 1e-3);
+  assert_true(fabs(m.calibration_traced_ms * 1e6 - (QC_GAP + qc.trace_cost)) < 1e-3);
+  zlb_measurement_release(&m);
+  qc.trace_cost = 0.0;
   /* ... but not when what follows each flush lasts longer than it: then
    * nothing tells them apart. */
   qc.empty_seen = QC_FLUSH + 1000.0;
