@@ -24,7 +24,10 @@
 # REPEAT=N (default 1) times the trace, cold graph and calibrated queue
 # and graph timers N times in all, one process each, and adds a table of every
 # repeat's difference and calibration per row: whether a row's offset and
-# the calibration's value come back.
+# the calibration's value come back. That table also gives each calibrated
+# value as it would be with the calibration of the traced batches or
+# replays alone ("traced cal", calibration_traced_ms) and the difference
+# ("tracing"): what tracing adds to an empty call.
 # Usage: BUILD=build-gpu [ZLBENCH=$BUILD/bin/zlbench] [OUT=dir] [OP=neg] [REPEAT=1] bash bench/l2_cold.sh
 #        TABLE=dir bash bench/l2_cold.sh   (the tables again from a folder OUT wrote; runs nothing)
 # OUT (optional): the full log, the JSON files and the table go there.

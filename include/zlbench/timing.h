@@ -306,8 +306,11 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
  * The calibrated queue timer (o->queue_calibrate): before its batches, and
  * again whenever K changes, the timer measures what a batch of K calls
  * costs beyond the kernels' own time, per call: batches of K empty kernels
- * (launch_empty), timed as the calls are, minus their kernel time as the
- * activity tracer reports it, divided by K (the median of 9 batches). That
+ * (launch_empty), timed as the calls are (untraced), minus their kernel
+ * time as the activity tracer reports it in as many traced batches,
+ * divided by K (the median of 9 batches; tracing adds to a launch, so
+ * the times come from untraced batches, calibration_traced_ms keeps the
+ * traced batches' own calibration). That
  * is the launch gap in front of each kernel plus the batch's fixed cost
  * spread over K; it is subtracted from every sample, and the measurement
  * says so (queue_calibrated, queue_calibration_ms). What stays in a
@@ -331,8 +334,9 @@ int zlb_time_queue(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
  * output, or less to write back after a call that evicted the last
  * flush's lines) cannot reach the value, as it does when a flush-only
  * graph is subtracted. Before the replays, a graph of K (flush; event
- * node; empty kernel; event node) is replayed 9 times with the tracer on:
- * (pairs - the traced empty kernels) / K, the median, is the gap in front
+ * node; empty kernel; event node) is replayed 9 times with the tracer on
+ * and 9 with it off: (untraced pairs - the traced empty kernels) / K, the
+ * median (calibration_traced_ms: the traced pairs'), is the gap in front
  * of a kernel and the end node's own time, subtracted from every sample
  * (graph_calibrated, graph_calibration_ms). Errors, not fallbacks: no
  * event nodes, empty kernel or tracer (zlb_graph_calibration_check), a
