@@ -155,11 +155,12 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
                                                      : "queue_calibration");
     zlb_jw_key_string(&jw, "method",
                       r->timing.graph_calibrate
-                          ? "(event-node pairs - traced kernel time) / K over replays of a "
-                            "graph of K (flush; node; empty kernel; node), median of 9, per "
-                            "measurement at its own K"
-                          : "(batch time - traced kernel time) / K over batches of K empty "
-                            "kernels, median of 9, per measurement at its own K");
+                          ? "(untraced event-node pairs - traced kernel time) / K over "
+                            "replays of a graph of K (flush; node; empty kernel; node), 9 "
+                            "traced and 9 untraced, median, per measurement at its own K"
+                          : "(untraced batch time - traced kernel time) / K over batches of "
+                            "K empty kernels, 9 traced and 9 untraced, median, per "
+                            "measurement at its own K");
     zlb_jw_key_int(&jw, "measurements", r->cal_n);
     zlb_jw_key_double(&jw, "min_ms", r->cal_min_ms);
     zlb_jw_key_double(&jw, "max_ms", r->cal_max_ms);

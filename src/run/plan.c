@@ -147,9 +147,10 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
     if (o->timing.graph_calibrate)
       zlb_strbuf_addstr(out, "     calibrated (--l2 cold): each call between its own event "
                              "nodes after its flush; 9 traced replays of K\n"
-                             "     (flush; node; empty kernel; node) give the gap per call "
-                             "(pairs - kernel time) / K, subtracted\n"
-                             "     from every sample (timer graph-cal)\n");
+                             "     (flush; node; empty kernel; node) (their kernel time) "
+                             "and 9 untraced (their pairs) give the gap\n"
+                             "     per call (pairs - kernel time) / K, subtracted from every "
+                             "sample (timer graph-cal)\n");
     if (e && ((e->op->baseline.flags | e->op->candidate.flags) & ZLB_IMPL_NO_CAPTURE))
       zlb_strbuf_addstr(out, "     (this operator synchronises with the host: expect the "
                              "capture to be refused)\n");
@@ -172,10 +173,11 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
                       o->timing.queue_max_launches, o->timing.queue_min_batches,
                       o->timing.queue_timeout_ms, o->timing.repeat);
       if (o->timing.queue_calibrate)
-        zlb_strbuf_addstr(out, "     calibrated: 9 traced batches of K empty kernels give "
-                               "the launch cost per call ((batch time -\n"
-                               "     kernel time) / K), subtracted from every sample "
-                               "(timer queue-cal)\n");
+        zlb_strbuf_addstr(out, "     calibrated: 9 traced batches of K empty kernels (their "
+                               "kernel time) and 9 untraced (their batch\n"
+                               "     time) give the launch cost per call ((batch time - "
+                               "kernel time) / K), subtracted from every\n"
+                               "     sample (timer queue-cal)\n");
     }
     if (e && ((e->op->baseline.flags | e->op->candidate.flags) & ZLB_IMPL_NO_CAPTURE))
       zlb_strbuf_addstr(out, "     (this operator synchronises with the host: its calls "

@@ -94,6 +94,8 @@ all_sides "$TMP/graph.json" '"graph_call_events" not in m and "graph_calibration
 # The plan says how it measures.
 expect_rc 0 "$ZLBENCH" plan good_copy --backend test --lib "$TESTOPS" --l2 cold --graph-calibrate
 expect_in "$TMP/out" "timer:        graph-cal"
+expect_in "$TMP/out" "and 9 untraced (their pairs) give the gap"
+expect_in "$TMP/gcc/run_identity.json" '"method": "(untraced event-node pairs - traced kernel time)'
 expect_in "$TMP/out" "each call between its own event nodes after its flush"
 # An event node the device refuses: the shape falls back to the direct
 # timer, marked; a tracer that loses a kernel fails the row, no number.

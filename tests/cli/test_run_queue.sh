@@ -108,7 +108,7 @@ ZL_TEST_FAULT=trace:drop expect_rc 1 R steady_a --backend test --timer queue --q
 expect_in "$TMP/qcd/run.log" "queue calibration: the tracer saw"
 expect_rc 0 "$ZLBENCH" plan queue_copy --lib "$TESTOPS" --backend testq --queue-calibrate
 expect_in "$TMP/out" "timer:        queue-cal (requested auto)"
-expect_in "$TMP/out" "calibrated: 9 traced batches of K empty kernels"
+expect_in "$TMP/out" "calibrated: 9 traced batches of K empty kernels (their kernel time) and 9 untraced"
 expect_rc 2 "$ZLBENCH" plan --backend host --timer queue --queue-calibrate
 expect_in "$TMP/err" "queue calibration: backend 'host' has no empty kernel to measure a launch with"
 expect_rc 2 R good_copy --backend test --timer graph --queue-calibrate --out "$TMP/qcg"
