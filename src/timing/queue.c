@@ -269,7 +269,7 @@ int zlb__calibration_from_spans(const char *what, const char *unit, long k, int 
                            unit, j + 1, k, flushed ? " and their flushes" : "", nsp);
     }
     c[j] = (timed_ms[j] - ns * 1e-6) / (double)k;
-    u[j] = ((untraced_ms ? untraced_ms[j] : timed_ms[j]) - ns * 1e-6) / (double)k;
+    u[j] = (untraced_ms[j] - ns * 1e-6) / (double)k;
   }
   free(w);
   cal->ms = zlb_stats_median(u, (size_t)n);
@@ -320,6 +320,25 @@ static int calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
   return zlb_error_set(err, rc, "queue calibration: %s", why.msg);
 }
 
+/* QUEUE_CAL_BATCHES batches of k empty kernels, held and timed as the
+ * calls' are, into ms[]; with `after` (the tracer on), the tracer's clock
+ * after each. Stops at an error or a batch the watchdog released (*fired). */
+static int empty_batches(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t *flush,
+                         watchdog_t *w, zlb_event_t ev[2], zlb_event_t *pairs, double *ms,
+                         uint64_t *after, int *fired, zlb_error_t *err) {
+  zlb_launch_t el = {.call = zlb__empty_call, .ctx = b};
+  int rc = 0;
+  for (int j = 0; j < QUEUE_CAL_BATCHES && !rc; j++) {
+    int hold_failed;
+    if ((rc = run_batch(b, s, &el, k, flush, w, ev, pairs, &ms[j], fired, &hold_failed, err)) ||
+        *fired)
+      break;
+    if (after)
+      rc = b->v->trace_now(b, &after[j], err);
+  }
+  return rc;
+}
+
 /*
  * What a batch of k calls costs beyond its kernels' own time, per call: the
  * launch gap in front of each kernel and the batch's fixed cost (the start
@@ -340,13 +359,12 @@ static int calibration_ready(zlb_backend_t *b, zlb_error_t *err) {
 static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t *flush,
                      watchdog_t *w, zlb_event_t ev[2], zlb_event_t *pairs,
                      zlb__calibration_t *cal, int *fired, zlb_error_t *err) {
-  zlb_launch_t el = {.call = zlb__empty_call, .ctx = b};
   double batch_ms[QUEUE_CAL_BATCHES], untraced_ms[QUEUE_CAL_BATCHES];
   uint64_t after[QUEUE_CAL_BATCHES];
   zlb_trace_span_t *sp = NULL;
   size_t nsp = 0;
   zlb_error_t e2 = ZLB_ERROR_INIT;
-  int rc = 0, rc2, j = 0;
+  int rc = 0, rc2;
 
   *fired = 0;
   /* One untraced launch first: the kernel's module loads, its code is
@@ -355,28 +373,16 @@ static int calibrate(zlb_backend_t *b, zlb_stream_t s, long k, const zlb_flush_t
     return rc;
   if ((rc = b->v->trace_begin(b, err)))
     return rc;
-  for (; j < QUEUE_CAL_BATCHES; j++) {
-    int hold_failed;
-    if ((rc = run_batch(b, s, &el, k, flush, w, ev, pairs, &batch_ms[j], fired, &hold_failed,
-                        err)) ||
-        *fired ||
-        (rc = b->v->trace_now(b, &after[j], err)))
-      break;
-  }
+  rc = empty_batches(b, s, k, flush, w, ev, pairs, batch_ms, after, fired, err);
   rc2 = b->v->trace_end(b, &sp, &nsp, rc ? &e2 : err);
   if (!rc)
     rc = rc2;
   /* A batch the watchdog released: K is too deep for this launch queue,
    * as for the calls' own batches (the caller shrinks K and comes back). */
-  if (rc || *fired)
+  if (rc || *fired ||
+      (rc = empty_batches(b, s, k, flush, w, ev, pairs, untraced_ms, NULL, fired, err)) ||
+      *fired)
     goto out;
-  for (j = 0; j < QUEUE_CAL_BATCHES; j++) {
-    int hold_failed;
-    if ((rc = run_batch(b, s, &el, k, flush, w, ev, pairs, &untraced_ms[j], fired,
-                        &hold_failed, err)) ||
-        *fired)
-      goto out;
-  }
   rc = zlb__calibration_from_spans("queue calibration", "batch", k, QUEUE_CAL_BATCHES,
                                    flush != NULL, batch_ms, untraced_ms, after, sp, nsp, cal,
                                    err);

@@ -75,16 +75,15 @@ int zlb__classify(zlb_backend_t *b, const char *what, zlb_graph_phase_t phase,
 int zlb__empty_call(void *ctx, zlb_stream_t s, zlb_error_t *err);
 
 /* Per-call gaps of the calibrations (queue and graph, cold or warm): the
- * median of `n` batches' or replays' (timed ms - the tracer's kernel time
- * within it) / k, the spans attributed to batch j by their start in
- * [after[j-1], after[j]). Each must hold exactly k kernels or, with
- * `flushed` (each empty kernel after its L2 flush), 2k: the flushes
- * reported as kernels too, told apart by their order and length.
- * With `untraced_ms` (n batches or replays of the same form timed with
- * the tracer off, as the calls are), the calibration is (untraced j - the
- * kernels of traced j) / k, so that what tracing adds to a launch is not
- * subtracted; cal->traced_ms is the calibration from the traced timings
- * alone, for the record. `what` names the calibration in errors. */
+ * median of `n` batches' or replays' (untraced_ms[j] - the tracer's kernel
+ * time in traced batch j) / k. untraced_ms are the same batches or replays
+ * timed with the tracer off, as the calls are, so that what tracing adds
+ * to a launch is not subtracted; cal->traced_ms is the same from the
+ * traced timings (timed_ms) alone, for the record. Spans are attributed to
+ * batch j by their start in [after[j-1], after[j]). Each must hold exactly
+ * k kernels or, with `flushed` (each empty kernel after its L2 flush), 2k:
+ * the flushes reported as kernels too, told apart by their order and
+ * length. `what` names the calibration in errors. */
 typedef struct zlb__calibration {
   double ms;        /* subtracted from every sample, per call */
   double traced_ms; /* the same from the traced timings alone (recorded) */
