@@ -21,7 +21,8 @@
 #            L2_OPS (default neg; "neg sum" adds a read-only kernel), each
 #            within L2_LIMIT s, L2_REPEAT runs of the reference and the
 #            two cold timers (default 1; more adds a table of each run's
-#            difference and calibration); not in the default list
+#            difference and calibration); L2_SHAPES names another shape
+#            file (bench/l2_cold.sh's SHAPES); not in the default list
 #   ab       bench/ab_self.sh: `zlbench ab --self` over the core screen
 #            (AB_RUNS times, default 3) and one run with add slowed by 5 %;
 #            not in the default list
@@ -253,7 +254,7 @@ stage_l2cold() {
   local op dir
   for op in ${L2_OPS:-neg}; do
     dir=l2cold$([ "$op" = neg ] || echo "-$op")
-    BUILD="$BUILD" OUT="$WORK/$dir" OP="$op" REPEAT="${L2_REPEAT:-1}" tmo "${L2_LIMIT:-240}" bash "$ROOT/bench/l2_cold.sh" \
+    BUILD="$BUILD" OUT="$WORK/$dir" OP="$op" SHAPES="${L2_SHAPES:-}" REPEAT="${L2_REPEAT:-1}" tmo "${L2_LIMIT:-240}" bash "$ROOT/bench/l2_cold.sh" \
       >"$LOGS/$dir.log" 2>&1
     note "l2cold ($op): rc=$?"
     cp -r "$WORK/$dir" "$LOGS/" 2>/dev/null

@@ -28,7 +28,9 @@
 # value as it would be with the calibration of the traced batches or
 # replays alone ("traced cal", calibration_traced_ms) and the difference
 # ("tracing"): what tracing adds to an empty call.
-# Usage: BUILD=build-gpu [ZLBENCH=$BUILD/bin/zlbench] [OUT=dir] [OP=neg] [REPEAT=1] bash bench/l2_cold.sh
+# SHAPES (default bench/l2/shapes.yaml) names another shape file of the same
+# form, e.g. bench/l2/sweep.yaml (neg at sizes around an L2's capacity).
+# Usage: BUILD=build-gpu [ZLBENCH=$BUILD/bin/zlbench] [OUT=dir] [OP=neg] [REPEAT=1] [SHAPES=file] bash bench/l2_cold.sh
 #        TABLE=dir bash bench/l2_cold.sh   (the tables again from a folder OUT wrote; runs nothing)
 # OUT (optional): the full log, the JSON files and the table go there.
 set -u
@@ -41,7 +43,8 @@ if [ -n "${TABLE:-}" ]; then
 else
   BUILD=${BUILD:?set BUILD to a build directory with the CUDA corpus (build-*/lib/zlbench/libzlb_ops_cuda.so)}
   ZLB=${ZLBENCH:-$BUILD/bin/zlbench}
-  SHAPES=$ROOT/bench/l2/shapes.yaml
+  SHAPES=${SHAPES:-$ROOT/bench/l2/shapes.yaml}
+  [ -f "$SHAPES" ] || { echo "l2_cold.sh: no shape file at SHAPES=$SHAPES" >&2; exit 2; }
   OP=${OP:-neg}
   grep -q "^$OP:" "$SHAPES" || { echo "l2_cold.sh: no shapes for '$OP' in $SHAPES" >&2; exit 2; }
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/zlb-l2.XXXXXX")
