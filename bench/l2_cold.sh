@@ -20,7 +20,11 @@
 # sum's, it is that write-back, which the flush after the kernel pays and
 # the flush alone (the subtracted part) does not.
 # The calibrated graph timer (--graph-calibrate: each call between its own
-# event nodes in the graph) has a table of its own.
+# event nodes in the graph) has a table of its own. trace-queued is the
+# reference with each call queued right behind its flush (--trace-flush
+# queued, at the cold timers' flush size), as the cold timers' calls run:
+# a table gives both calibrated timers against it and against trace, for
+# the baseline's kernel as well as the candidate's.
 # REPEAT=N (default 1) times the trace, cold graph and calibrated queue
 # and graph timers N times in all, one process each, and adds a table of every
 # repeat's difference and calibration per row: whether a row's offset and
@@ -79,6 +83,9 @@ else
   if [ -n "$cold_mib" ] && [ "$cold_mib" -gt 0 ]; then
     run trace-coldsize --timer trace --flush-mib "$cold_mib"
     run graph-cold-256 --timer graph --l2 cold --flush-mib 256
+    # The reference as the cold timers' calls run: queued right behind a
+    # flush of their size, no host wait between (--trace-flush queued).
+    run trace-queued --timer trace --trace-flush queued --flush-mib "$cold_mib"
   fi
   # The repeats (REPEAT > 1): the reference and the two cold timers again.
   for r in $(seq 2 "$REPEAT"); do
@@ -86,6 +93,8 @@ else
     run "graph-cold-r$r" --timer graph --l2 cold
     run "queue-cold-cal-r$r" --timer queue --l2 cold --queue-calibrate
     run "graph-cold-cal-r$r" --timer graph --l2 cold --graph-calibrate
+    [ -z "${cold_mib:-}" ] || [ "$cold_mib" -le 0 ] ||
+      run "trace-queued-r$r" --timer trace --trace-flush queued --flush-mib "$cold_mib"
   done
 fi
 # TABLE: the folder is only read.
@@ -219,6 +228,42 @@ if mean_rows:
     print("|---|---:|---:|---:|---:|---:|")
     for shape, n, med, mean, dq, dk in mean_rows:
         print(f"| {shape} | {n} | {med:.2f} | {mean:.2f} | {dq:+.1f}% | {dk:+.1f}% |")
+# The trace timer waits for each flush before it queues the call; the cold
+# timers' calls go into the stream right behind theirs. The reference both
+# ways (trace-queued: --trace-flush queued, at the cold timers' flush size),
+# on both sides of each row (baseline and candidate are two kernels).
+def side_rows(name, side):
+    p = os.path.join(work, name + ".json")
+    if not os.path.exists(p):
+        return {}
+    d = json.load(open(p))
+    return {r["shape"]: r.get(side) for t in d["tables"] for r in t["rows"]
+            if r["status"] == "SUCCESS"}
+qruns = [(sfx, n) for sfx, n in runs if os.path.exists(os.path.join(work, "trace-queued" + sfx + ".json"))]
+if qruns:
+    print("\nThe reference with its flush waited for (trace) and queued right behind it (trace queued); each calibrated timer against both (b: baseline, c: candidate):\n")
+    print("| size | run | side | trace (us) | trace queued (us) | queued - waited (us) | calibrated queue vs trace | vs trace queued | calibrated graph vs trace | vs trace queued |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    qspread = {}
+    for sfx, n in qruns:
+        for side in ("baseline", "candidate"):
+            rt, rtq = side_rows("trace" + sfx, side), side_rows("trace-queued" + sfx, side)
+            rq, rk = side_rows("queue-cold-cal" + sfx, side), side_rows("graph-cold-cal" + sfx, side)
+            for shape in rt:
+                t, tq = us(rt.get(shape)), us(rtq.get(shape))
+                q, k = us(rq.get(shape)), us(rk.get(shape))
+                v = (tq - t, pct(q, t), pct(q, tq), pct(k, t), pct(k, tq))
+                qspread.setdefault((shape, side[0]), []).append(v)
+                print(f"| {shape} | {n} | {side[0]} | {t:.2f} | {tq:.2f} | {v[0]:+.2f} | {v[1]:+.1f}% | {v[2]:+.1f}% | {v[3]:+.1f}% | {v[4]:+.1f}% |")
+    if len(qruns) > 1:
+        print("\n| size | side | queued - waited (us), min..max | calibrated queue vs trace | vs trace queued | calibrated graph vs trace | vs trace queued |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for (shape, side), v in qspread.items():
+            cells = []
+            for i, f in ((0, '{:+.2f}'), (1, '{:+.1f}%'), (2, '{:+.1f}%'), (3, '{:+.1f}%'), (4, '{:+.1f}%')):
+                x = [a[i] for a in v if a[i] == a[i]]
+                cells.append(f"{f.format(min(x))}..{f.format(max(x))}" if x else "-")
+            print(f"| {shape} | {side} | " + " | ".join(cells) + " |")
 PY
 if [ -n "${OUT:-}" ] && [ -z "${TABLE:-}" ]; then
   mkdir -p "$OUT" && cp -r "$WORK"/. "$OUT"/ && echo "l2_cold.sh: logs and JSON in $OUT"

@@ -107,6 +107,10 @@ typedef struct zlb_timing_opts {
   struct zlb_flush *l2_flush; /* with l2_cold: the buffer flushed (the caller's) */
   int graph_calibrate;       /* graph timer, cold L2: each call between its own event nodes,
                               * less the gap an empty kernel's nodes measure (docs/timing.md) */
+  int trace_flush_queued;    /* trace timer: each call queued right behind its flush, not
+                              * after the host has waited for the flush to finish (the
+                              * kernel then starts as the graph and queue timers' cold
+                              * calls do, with the flush's write-backs still draining) */
 } zlb_timing_opts_t;
 
 /** Defaults: warmup 10 ms, rep 40 ms, median, repeat 1, graph K cap 1000,
@@ -149,6 +153,8 @@ typedef struct zlb_measurement {
   size_t l2_flush_bytes;    /* with l2_cold: the flush buffer's size */
   int queue_call_events;    /* queue timer, cold and calibrated: each call was timed between
                              * its own event pair, its flush outside it */
+  int trace_flush_queued;   /* trace timer: each call was queued behind its flush, with no
+                             * wait for the flush between them (opts.trace_flush_queued) */
   double graph_calibration_ms; /* calibrated cold graph timer: per-call gap subtracted */
   int graph_calibrated;     /* 1 when every call was timed between its own event nodes in
                              * the graph and graph_calibration_ms subtracted */

@@ -197,6 +197,20 @@ static int opt_l2(const zlb_cli_option_t *opt, const char *name, const char *v, 
   return 0;
 }
 
+/* --trace-flush: whether the trace timer waits for each flush before
+ * queueing the call (docs/timing.md, "Cold L2"). */
+static int opt_trace_flush(const zlb_cli_option_t *opt, const char *name, const char *v,
+                           void *ptr) {
+  (void)opt;
+  if (!strcmp(v, "queued"))
+    *(int *)ptr = 1;
+  else if (!strcmp(v, "waited"))
+    *(int *)ptr = 0;
+  else
+    return zlb_cli_bad_value(name, v, "waited or queued");
+  return 0;
+}
+
 static int opt_repeat(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   zlb_cli_run_extra_t *x = ptr;
   (void)opt;
@@ -335,6 +349,11 @@ void zlb_cli_run_defaults(zlb_run_opts_t *o, zlb_cli_run_extra_t *x) {
              "graph and queue timers: cold (an L2 flush before every call, the\n"
              "flush's own time measured alone and subtracted) or warm (env ZL_L2;\n"
              "default warm; the direct and trace timers always flush, see --no-flush)"),
+        PASS(CALLBACK, "--trace-flush", "MODE", &o->timing.trace_flush_queued, opt_trace_flush,
+             "trace timer: waited (the host waits for each L2 flush, then queues\n"
+             "the call; default) or queued (the call goes into the stream right\n"
+             "behind its flush, as the cold graph and queue timers' calls do, and\n"
+             "starts while the flush's write-backs drain)"),
         PASS(CALLBACK, "--graph-replay-ms", "MS", &o->timing.graph_replay_ms, opt_positive_ms,
              "graph timer: capture enough calls per graph for MS a replay (K = MS /\n"
              "estimate, at most 1000; default 1): a longer replay spreads its launch\n"

@@ -138,6 +138,9 @@ int zlb__write_identity(zlb__run_t *r, int final, zlb_error_t *err) {
   zlb_jw_key_string(&jw, "queue", r->l2flush.buf ? "cold" : "warm");
   /* --l2 cold: the graph and queue timers' flush buffer (0: warm). */
   zlb_jw_key_int(&jw, "cold_flush_bytes", (long long)r->l2flush.bytes);
+  /* The trace timer's calls: after the host waited for their flush, or
+   * queued right behind it (--trace-flush). */
+  zlb_jw_key_string(&jw, "trace_flush", r->timing.trace_flush_queued ? "queued" : "waited");
   zlb_jw_object_end(&jw);
   /* The requested L2 mode of the graph and queue timers (--l2, ZL_L2). */
   zlb_jw_key_string(&jw, "l2_mode", o->timing.l2_cold ? "cold" : "warm");
@@ -252,6 +255,9 @@ static void measurement_json(zlb_jw_t *jw, const char *key, const zlb__row_t *ro
    * outside it (docs/timing.md "Cold L2"). */
   if (m->queue_call_events)
     zlb_jw_key_bool(jw, "queue_call_events", 1);
+  /* Trace timer, --trace-flush queued: each call queued behind its flush. */
+  if (m->trace_flush_queued)
+    zlb_jw_key_string(jw, "trace_flush", "queued");
   /* Calibrated cold graph: each call between its own event nodes. */
   if (m->graph_calibrated) {
     zlb_jw_key_double(jw, "graph_calibration_ms", m->graph_calibration_ms);

@@ -192,6 +192,9 @@ int zlb_run_plan(const zlb_run_opts_t *o, zlb_strbuf_t *out, zlb_error_t *err) {
                     o->timing.warmup_ms, o->timing.rep_ms,
                     (d->caps & ZLB_CAP_L2_FLUSH) && !o->no_flush ? "L2 flush" : "no flush",
                     zlb_return_mode_name(o->timing.return_mode), o->timing.repeat);
+    if (o->timing.trace_flush_queued)
+      zlb_strbuf_addstr(out, "     each call queued right behind its flush, not after the host "
+                             "waited for it (--trace-flush queued)\n");
   } else {
     zlb_strbuf_addf(out,
                     "  4. time each with the direct timer: estimate, warm-up %.0f ms, "

@@ -75,6 +75,11 @@ static int graph_cal_timer(zlb_timer_kind_t t, zlb_error_t *err) {
 }
 
 int zlb_run_check_calibration(const zlb_run_opts_t *o, zlb_error_t *err) {
+  if (o->timing.trace_flush_queued && o->timer != ZLB_TIMER_AUTO && o->timer != ZLB_TIMER_TRACE)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--trace-flush queued is the trace timer's, and this run's timer is "
+                         "%s (give --timer trace)",
+                         zlb_timer_name(o->timer));
   if (!o->timing.graph_calibrate)
     return 0;
   if (o->timing.queue_calibrate)
@@ -90,6 +95,11 @@ int zlb_run_check_calibration(const zlb_run_opts_t *o, zlb_error_t *err) {
 
 int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                              zlb_timer_kind_t t, zlb_error_t *err) {
+  if (o->timing.trace_flush_queued && t != ZLB_TIMER_TRACE)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--trace-flush queued is the trace timer's, and this run's timer is "
+                         "%s (give --timer trace)",
+                         zlb_timer_name(t));
   if (o->timing.graph_calibrate) {
     if (zlb_run_check_calibration(o, err) || graph_cal_timer(t, err))
       return err->code;
@@ -134,6 +144,10 @@ int zlb_run_check_flush(const zlb_run_opts_t *o, zlb_error_t *err) {
     return zlb_error_set(err, ZLB_EINVAL,
                          "--l2 cold flushes the L2 before every call, and --no-flush asks for "
                          "no flush: give one of them");
+  if (o->timing.trace_flush_queued)
+    return zlb_error_set(err, ZLB_EINVAL,
+                         "--trace-flush queued queues each call behind its L2 flush, and "
+                         "--no-flush asks for no flush: give one of them");
   return 0;
 }
 

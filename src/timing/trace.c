@@ -16,15 +16,21 @@
  * clock conversion is good to microseconds. */
 #define TRACE_SLACK_NS 1000000ull
 
-static int flush_and_wait(zlb_backend_t *b, zlb_flush_t *f, zlb_stream_t s, zlb_error_t *err) {
+/* The flush before a call; waited for unless queued (the call then goes
+ * into the stream right behind it, as the cold graph and queue timers'
+ * calls do). The previous call has been waited for either way, so its
+ * kernels stay in its own window. */
+static int flush_before(zlb_backend_t *b, zlb_flush_t *f, zlb_stream_t s, int queued,
+                        zlb_error_t *err) {
   int rc = 0;
   if (f && f->buf)
     rc = b->v->memset_async(b, f->buf, 0, f->bytes, s, err);
-  return rc ? rc : b->v->stream_sync(b, s, err);
+  return rc || queued ? rc : b->v->stream_sync(b, s, err);
 }
 
-static int trace_chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
-                       zlb_flush_t *flush, size_t k, zlb__samples_t *out, zlb_error_t *err) {
+static int trace_chunk_as(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                          zlb_flush_t *flush, int queued, size_t k, zlb__samples_t *out,
+                          zlb_error_t *err) {
   uint64_t *t0 = zlb_xcalloc(k, sizeof(*t0)), *t1 = zlb_xcalloc(k, sizeof(*t1)), tb = 0;
   zlb_trace_span_t *sp = NULL;
   size_t nsp = 0, j = 0, checked = k; /* the --integrity call, not kept (k: none) */
@@ -39,7 +45,7 @@ static int trace_chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
   for (size_t i = 0; !rc && i < k; i++) {
     if ((due = rc = zlb__check_due(l, out->n + i, s, err)) < 0)
       break;
-    if ((rc = flush_and_wait(b, flush, s, err)) || (rc = b->v->trace_now(b, &t0[i], err)) ||
+    if ((rc = flush_before(b, flush, s, queued, err)) || (rc = b->v->trace_now(b, &t0[i], err)) ||
         (rc = l->call(l->ctx, s, err)) || (rc = b->v->stream_sync(b, s, err)) ||
         (rc = b->v->trace_now(b, &t1[i], err)))
       break;
@@ -101,11 +107,23 @@ out:
   return rc;
 }
 
+static int trace_chunk(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                       zlb_flush_t *flush, size_t k, zlb__samples_t *out, zlb_error_t *err) {
+  return trace_chunk_as(b, s, l, flush, 0, k, out, err);
+}
+
+static int trace_chunk_queued(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
+                              zlb_flush_t *flush, size_t k, zlb__samples_t *out,
+                              zlb_error_t *err) {
+  return trace_chunk_as(b, s, l, flush, 1, k, out, err);
+}
+
 /* The estimate and warm-up are untraced, as in the direct timer. */
 static int trace_once(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
                       const zlb_timing_opts_t *o, zlb_flush_t *flush, zlb_measurement_t *m,
                       double *value, zlb_error_t *err) {
-  return zlb__sample_once(b, s, l, o, flush, m, value, o->trace_max_samples, trace_chunk, err);
+  return zlb__sample_once(b, s, l, o, flush, m, value, o->trace_max_samples,
+                          m->trace_flush_queued ? trace_chunk_queued : trace_chunk, err);
 }
 
 int zlb_time_trace(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
@@ -123,6 +141,7 @@ int zlb_time_trace(zlb_backend_t *b, zlb_stream_t s, const zlb_launch_t *l,
     return rc;
   m->timer = ZLB_TIMER_TRACE;
   m->host_ms = NAN;
+  m->trace_flush_queued = o->trace_flush_queued && flush && flush->buf;
   return zlb__repeat(b, s, l, o, flush, m, trace_once, err);
 }
 

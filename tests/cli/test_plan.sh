@@ -17,6 +17,21 @@ expect_rc 0 "$ZLBENCH" plan --backend cuda --timer trace
 expect_in "$TMP/out" "timer:        trace (requested trace)"
 expect_in "$TMP/out" "4. time each with the trace timer"
 expect_not_in "$TMP/out" "direct timer"
+expect_not_in "$TMP/out" "queued right behind its flush"
+# --trace-flush queued: the plan says each call goes in behind its flush;
+# it is the trace timer's and needs a flush, and its values are two.
+expect_rc 0 "$ZLBENCH" plan --backend cuda --timer trace --trace-flush queued
+expect_in "$TMP/out" "each call queued right behind its flush, not after the host waited for it"
+expect_rc 0 "$ZLBENCH" plan --backend cuda --timer trace --trace-flush waited
+expect_not_in "$TMP/out" "queued right behind its flush"
+expect_rc 2 "$ZLBENCH" plan --backend cuda --timer graph --trace-flush queued
+expect_in "$TMP/err" "--trace-flush queued is the trace timer's, and this run's timer is graph (give --timer trace)"
+expect_rc 2 "$ZLBENCH" plan --backend cuda --trace-flush queued
+expect_in "$TMP/err" "--trace-flush queued is the trace timer's, and this run's timer is graph"
+expect_rc 2 "$ZLBENCH" plan --backend cuda --timer trace --trace-flush queued --no-flush
+expect_in "$TMP/err" "--no-flush asks for no flush: give one of them"
+expect_rc 2 "$ZLBENCH" plan --backend cuda --timer trace --trace-flush sideways
+expect_in "$TMP/err" "waited or queued"
 # "cupti", the trace timer's old name, still selects it: as a flag, as
 # ZL_TIMER and through a batch's children; nothing prints the old name.
 expect_rc 0 "$ZLBENCH" plan --backend cuda --timer cupti

@@ -140,6 +140,10 @@ all_rows_are "$TMP/w/run.log" Marker - || fail "warm rows carry a marker"
 expect_in "$TMP/w/run.log" "graph/queue:warm"
 expect_in "$TMP/w/run_identity.json" '"l2_mode": "warm"'
 expect_in "$TMP/w/run_identity.json" '"graph": "warm"'
+# The trace timer's flush is waited for unless --trace-flush queued; the
+# identity says which, and no measurement of another timer claims it.
+expect_in "$TMP/w/run_identity.json" '"trace_flush": "waited"'
+all_sides "$TMP/w.json" '"trace_flush" not in m' || fail "a graph row says trace_flush"
 all_sides "$TMP/w.json" 'm["l2"] == "warm" and "l2_flush_ms" not in m' ||
   fail "warm rows do not say l2 warm"
 

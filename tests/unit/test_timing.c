@@ -859,6 +859,95 @@ static void test_trace_attribution(void **state) {
   tb.v->stream_destroy(&tb, s);
 }
 
+/* What each traced call found in its stream: its flush still queued (no
+ * synchronisation since the memset) or already waited for. */
+static struct {
+  zlb_backend_t *inner;
+  int tracing, pending;
+  long queued, waited;
+} fq;
+
+static int fq_memset(zlb_backend_t *b, void *p, int value, size_t bytes, zlb_stream_t s,
+                     zlb_error_t *err) {
+  (void)b;
+  fq.pending = 1;
+  return fq.inner->v->memset_async(fq.inner, p, value, bytes, s, err);
+}
+
+static int fq_sync(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
+  (void)b;
+  fq.pending = 0;
+  return fq.inner->v->stream_sync(fq.inner, s, err);
+}
+
+static int fq_begin(zlb_backend_t *b, zlb_error_t *err) {
+  fq.tracing = 1;
+  return ft_begin(b, err);
+}
+
+static int fq_end(zlb_backend_t *b, zlb_trace_span_t **sp, size_t *n, zlb_error_t *err) {
+  fq.tracing = 0;
+  return ft_end(b, sp, n, err);
+}
+
+static int fq_call(void *ctx, zlb_stream_t s, zlb_error_t *err) {
+  if (fq.tracing)
+    *(fq.pending ? &fq.queued : &fq.waited) += 1;
+  return traced_call(ctx, s, err);
+}
+
+/* --trace-flush: by default the host waits for every flush before it
+ * queues the traced call; queued, every traced call goes in right behind
+ * its flush, and the measurement says so. Without a flush there is
+ * nothing to queue behind, and the measurement does not claim it. */
+static void test_trace_flush_queued(void **state) {
+  zlb_backend_t *b = test_backend(), tb = *b;
+  zlb_backend_vtbl_t v = *b->v;
+  zlb_stream_t s;
+  zlb_error_t e = ZLB_ERROR_INIT;
+  zlb_launch_t l = {.call = fq_call};
+  zlb_timing_opts_t o = quick_opts();
+  zlb_measurement_t m;
+  zlb_flush_t f = {NULL, 0};
+  (void)state;
+  v.trace_begin = fq_begin;
+  v.trace_now = ft_now;
+  v.trace_end = fq_end;
+  v.memset_async = fq_memset;
+  v.stream_sync = fq_sync;
+  tb.v = &v;
+  fq.inner = b;
+  ft.skew_ns = 0;
+  ft.kernels = 1;
+  ft.kern_ns = 20000;
+  assert_int_equal(tb.v->stream_create(&tb, &s, &e), 0);
+  assert_int_equal(zlb_flush_init(&f, b, (size_t)1 << 20, &e), 0);
+  for (int queued = 0; queued <= 1; queued++) {
+    o.trace_flush_queued = queued;
+    fq.queued = fq.waited = 0;
+    memset(&m, 0, sizeof(m));
+    if (zlb_time_trace(&tb, s, &l, &o, &f, &m, &e))
+      fail_msg("queued=%d: %s", queued, e.msg);
+    assert_true(fabs(m.value_ms - 0.020) < 1e-9);
+    assert_int_equal(m.trace_flush_queued, queued);
+    assert_true(fq.queued + fq.waited >= (long)m.nsamples);
+    if (queued) {
+      assert_int_equal(fq.waited, 0);
+    } else {
+      assert_int_equal(fq.queued, 0);
+    }
+    zlb_measurement_release(&m);
+  }
+  /* No flush buffer: nothing queued behind, not claimed. */
+  o.trace_flush_queued = 1;
+  memset(&m, 0, sizeof(m));
+  assert_int_equal(zlb_time_trace(&tb, s, &l, &o, NULL, &m, &e), 0);
+  assert_int_equal(m.trace_flush_queued, 0);
+  zlb_measurement_release(&m);
+  zlb_flush_release(&f, b);
+  tb.v->stream_destroy(&tb, s);
+}
+
 /* ---- the queue timer ------------------------------------------------------ */
 
 /* The test library's emulated launch queue (tests/ops/test_backend.c):
@@ -2047,6 +2136,7 @@ int main(void) {
       cmocka_unit_test(test_noise_stop),
       cmocka_unit_test(test_trace_needs_tracer),
       cmocka_unit_test(test_trace_attribution),
+      cmocka_unit_test(test_trace_flush_queued),
       cmocka_unit_test(test_noise_stat),
       cmocka_unit_test(test_queue_sizing),
       cmocka_unit_test(test_queue_batch_order),
