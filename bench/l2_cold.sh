@@ -103,12 +103,12 @@ MD=$WORK/l2_cold.md
 python3 - "$WORK" <<'PY' | tee "$MD"
 import json, os, statistics, sys
 work = sys.argv[1]
-def rows(name):
+def rows(name, side="candidate"):
     p = os.path.join(work, name + ".json")
     if not os.path.exists(p):
         return {}
     d = json.load(open(p))
-    return {r["shape"]: r["candidate"] for t in d["tables"] for r in t["rows"]
+    return {r["shape"]: r[side] for t in d["tables"] for r in t["rows"]
             if r["status"] == "SUCCESS"}
 tr, gc, qc, gw, qk, tw, ts, g256 = (rows(n) for n in (
     "trace", "graph-cold", "queue-cold", "graph-warm", "queue-cold-cal", "trace-warm",
@@ -232,13 +232,6 @@ if mean_rows:
 # timers' calls go into the stream right behind theirs. The reference both
 # ways (trace-queued: --trace-flush queued, at the cold timers' flush size),
 # on both sides of each row (baseline and candidate are two kernels).
-def side_rows(name, side):
-    p = os.path.join(work, name + ".json")
-    if not os.path.exists(p):
-        return {}
-    d = json.load(open(p))
-    return {r["shape"]: r.get(side) for t in d["tables"] for r in t["rows"]
-            if r["status"] == "SUCCESS"}
 qruns = [(sfx, n) for sfx, n in runs if os.path.exists(os.path.join(work, "trace-queued" + sfx + ".json"))]
 if qruns:
     print("\nThe reference with its flush waited for (trace) and queued right behind it (trace queued); each calibrated timer against both (b: baseline, c: candidate):\n")
@@ -247,8 +240,8 @@ if qruns:
     qspread = {}
     for sfx, n in qruns:
         for side in ("baseline", "candidate"):
-            rt, rtq = side_rows("trace" + sfx, side), side_rows("trace-queued" + sfx, side)
-            rq, rk = side_rows("queue-cold-cal" + sfx, side), side_rows("graph-cold-cal" + sfx, side)
+            rt, rtq = rows("trace" + sfx, side), rows("trace-queued" + sfx, side)
+            rq, rk = rows("queue-cold-cal" + sfx, side), rows("graph-cold-cal" + sfx, side)
             for shape in rt:
                 t, tq = us(rt.get(shape)), us(rtq.get(shape))
                 q, k = us(rq.get(shape)), us(rk.get(shape))

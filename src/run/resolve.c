@@ -74,12 +74,19 @@ static int graph_cal_timer(zlb_timer_kind_t t, zlb_error_t *err) {
                        zlb_timer_name(t));
 }
 
+/* --trace-flush queued with timer t: only the trace timer has it. */
+static int trace_flush_timer(const zlb_run_opts_t *o, zlb_timer_kind_t t, zlb_error_t *err) {
+  if (!o->timing.trace_flush_queued || t == ZLB_TIMER_TRACE)
+    return 0;
+  return zlb_error_set(err, ZLB_EINVAL,
+                       "--trace-flush queued is the trace timer's, and this run's timer is "
+                       "%s (give --timer trace)",
+                       zlb_timer_name(t));
+}
+
 int zlb_run_check_calibration(const zlb_run_opts_t *o, zlb_error_t *err) {
-  if (o->timing.trace_flush_queued && o->timer != ZLB_TIMER_AUTO && o->timer != ZLB_TIMER_TRACE)
-    return zlb_error_set(err, ZLB_EINVAL,
-                         "--trace-flush queued is the trace timer's, and this run's timer is "
-                         "%s (give --timer trace)",
-                         zlb_timer_name(o->timer));
+  if (o->timer != ZLB_TIMER_AUTO && trace_flush_timer(o, o->timer, err))
+    return err->code;
   if (!o->timing.graph_calibrate)
     return 0;
   if (o->timing.queue_calibrate)
@@ -95,11 +102,8 @@ int zlb_run_check_calibration(const zlb_run_opts_t *o, zlb_error_t *err) {
 
 int zlb__resolve_calibration(const zlb_run_opts_t *o, const zlb_backend_desc_t *d,
                              zlb_timer_kind_t t, zlb_error_t *err) {
-  if (o->timing.trace_flush_queued && t != ZLB_TIMER_TRACE)
-    return zlb_error_set(err, ZLB_EINVAL,
-                         "--trace-flush queued is the trace timer's, and this run's timer is "
-                         "%s (give --timer trace)",
-                         zlb_timer_name(t));
+  if (trace_flush_timer(o, t, err))
+    return err->code;
   if (o->timing.graph_calibrate) {
     if (zlb_run_check_calibration(o, err) || graph_cal_timer(t, err))
       return err->code;
