@@ -115,6 +115,10 @@ int zlb_cli_parse(const char *cmd, const zlb_cli_option_t *opts, int argc, char 
 void zlb_cli_help(FILE *f, const zlb_cli_option_t *opts);
 /** "invalid value 'V' for OPT: expected WANT"; returns -1. */
 int zlb_cli_bad_value(const char *opt, const char *value, const char *want);
+/* A word option: *out = the index of value in words (NULL-terminated);
+ * else -1 after "invalid value 'V' for OPT: expected WANT". */
+int zlb_cli_word_in(const char *opt, const char *value, const char *const *words,
+                    const char *want, int *out);
 /* An integer option in lo..hi into *out; else -1 after the message
  * "invalid value 'V' for OPT: expected WANT" (WANT should name lo..hi).
  * Trailing text, blanks and values beyond a long are refused. */

@@ -47,14 +47,9 @@ static int opt_impl(const zlb_cli_option_t *opt, const char *name, const char *v
 }
 
 static int opt_fail_on(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  static const char *const words[] = {"never", "slower", NULL};
   (void)opt;
-  if (!strcmp(v, "slower"))
-    *(int *)ptr = 1;
-  else if (!strcmp(v, "never"))
-    *(int *)ptr = 0;
-  else
-    return zlb_cli_bad_value(name, v, "slower or never");
-  return 0;
+  return zlb_cli_word_in(name, v, words, "slower or never", ptr);
 }
 
 void zlb_cmp_opts_init(zlb_cmp_opts_t *o) {

@@ -13,6 +13,16 @@ int zlb_cli_bad_value(const char *opt, const char *value, const char *want) {
   return -1;
 }
 
+int zlb_cli_word_in(const char *opt, const char *value, const char *const *words,
+                    const char *want, int *out) {
+  for (int i = 0; words[i]; i++)
+    if (!strcmp(value, words[i])) {
+      *out = i;
+      return 0;
+    }
+  return zlb_cli_bad_value(opt, value, want);
+}
+
 int zlb_cli_long_in(const char *opt, const char *value, long lo, long hi, const char *want,
                     long *out) {
   long n;

@@ -104,14 +104,9 @@ static int opt_positive_ms(const zlb_cli_option_t *opt, const char *name, const 
 }
 
 static int opt_level(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  static const char *const words[] = {"core", "comprehensive", NULL};
   (void)opt;
-  if (!strcmp(v, "core"))
-    *(int *)ptr = 0;
-  else if (!strcmp(v, "comprehensive"))
-    *(int *)ptr = 1;
-  else
-    return zlb_cli_bad_value(name, v, "core or comprehensive");
-  return 0;
+  return zlb_cli_word_in(name, v, words, "core or comprehensive", ptr);
 }
 
 static int opt_return_mode(const zlb_cli_option_t *opt, const char *name, const char *v,
@@ -185,30 +180,20 @@ static int opt_timer(const zlb_cli_option_t *opt, const char *name, const char *
 /* --l2 / ZL_L2: the graph and queue timers' L2 state (docs/timing.md,
  * "Cold L2"); an empty ZL_L2 is a bad value, not "unset". */
 static int opt_l2(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  static const char *const words[] = {"warm", "cold", NULL};
   zlb_cli_run_extra_t *x = ptr;
   (void)opt;
   x->l2_given = 1;
-  if (!strcmp(v, "cold"))
-    x->o->timing.l2_cold = 1;
-  else if (!strcmp(v, "warm"))
-    x->o->timing.l2_cold = 0;
-  else
-    return zlb_cli_bad_value(name, v, "cold or warm");
-  return 0;
+  return zlb_cli_word_in(name, v, words, "cold or warm", &x->o->timing.l2_cold);
 }
 
 /* --trace-flush: whether the trace timer waits for each flush before
  * queueing the call (docs/timing.md, "Cold L2"). */
 static int opt_trace_flush(const zlb_cli_option_t *opt, const char *name, const char *v,
                            void *ptr) {
+  static const char *const words[] = {"waited", "queued", NULL};
   (void)opt;
-  if (!strcmp(v, "queued"))
-    *(int *)ptr = 1;
-  else if (!strcmp(v, "waited"))
-    *(int *)ptr = 0;
-  else
-    return zlb_cli_bad_value(name, v, "waited or queued");
-  return 0;
+  return zlb_cli_word_in(name, v, words, "waited or queued", ptr);
 }
 
 static int opt_repeat(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {

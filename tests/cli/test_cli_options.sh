@@ -27,6 +27,24 @@ expect_rc 2 "$ZLBENCH" run add --backend host --repeat=zero
 expect_in "$TMP/err" "invalid value 'zero' for --repeat: expected a positive integer"
 expect_rc 2 "$ZLBENCH" run add --backend host --device -1
 expect_in "$TMP/err" "invalid value '-1' for --device: expected a device ordinal"
+# Word options: each word sets its own value (the identity says which);
+# any other word is refused, naming the words.
+expect_rc 0 "$ZLBENCH" run add --backend host --dtypes float32 --shape-file "$SH" \
+  --out "$TMP/w1" --level comprehensive --l2 cold $QUICK
+expect_in "$TMP/w1/run_identity.json" '"level": "comprehensive"'
+expect_in "$TMP/w1/run_identity.json" '"l2_mode": "cold"'
+expect_rc 0 "$ZLBENCH" run add --backend host --dtypes float32 --shape-file "$SH" \
+  --out "$TMP/w2" --level core --l2 warm $QUICK
+expect_in "$TMP/w2/run_identity.json" '"level": "core"'
+expect_in "$TMP/w2/run_identity.json" '"l2_mode": "warm"'
+expect_rc 2 "$ZLBENCH" run add --backend host --level deep
+expect_in "$TMP/err" "invalid value 'deep' for --level: expected core or comprehensive"
+expect_rc 2 "$ZLBENCH" run add --backend host --l2 hot
+expect_in "$TMP/err" "invalid value 'hot' for --l2: expected cold or warm"
+ZL_L2=hot expect_rc 2 "$ZLBENCH" plan --backend host
+expect_in "$TMP/err" "invalid value 'hot' for ZL_L2: expected cold or warm"
+expect_rc 2 "$ZLBENCH" plan --backend host --timer trace --trace-flush sideways
+expect_in "$TMP/err" "invalid value 'sideways' for --trace-flush: expected waited or queued"
 # A prefix of an option is not that option.
 expect_rc 2 "$ZLBENCH" run add --backend host --timeout 5
 expect_in "$TMP/err" "unknown option '--timeout' for 'zlbench run'"

@@ -41,6 +41,9 @@ expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --format json --out "$TMP/c.jso
 grep -q '"slower": 2' "$TMP/c.json" || fail "JSON counts"
 # --fail-on never: same verdicts, exit 0; a higher threshold hides 25 %.
 expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --fail-on never
+expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --fail-on slower
+expect_rc 2 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --fail-on sometimes
+expect_in "$TMP/err" "invalid value 'sometimes' for --fail-on: expected slower or never"
 expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --threshold 40
 expect_not_in "$TMP/out" "slower  "
 # The report with verdicts exits as compare does, and writes the file.
