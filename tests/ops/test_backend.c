@@ -3,7 +3,8 @@
  * batch layer's poison handling run on any CPU.
  *
  * Graphs: capture runs the operator calls (they are CPU code) and records
- * how long they took; a replay busy-waits that long. ZL_TEST_FAULT=
+ * how long they took in the capturing thread's CPU time (preemption is not
+ * the graph's); a replay busy-waits that long. ZL_TEST_FAULT=
  * "<phase>:<verdict>" makes the capture, instantiate or replay phase fail
  * with a refused (900), fatal (700) or poisoning (901 + failing health
  * probe) error. ZL_TEST_DEVICES sets the device count (default 2).
@@ -67,6 +68,18 @@ void zlb_test_backend_reset(void) { poisoned = 0; }
 static unsigned long long now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* The capturing thread's CPU time: what a capture's work took, without the
+ * time the thread spent preempted. A replay busy-waits as long as the
+ * capture's work took; measured in wall time, one preemption of the
+ * capture (a loaded machine) was baked into every replay, and a graph of
+ * flushes alone replayed for milliseconds against microseconds for the
+ * same flushes with calls between them. */
+static unsigned long long capture_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
@@ -236,7 +249,7 @@ static int t_record(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s, zlb_error_t
 
 /* Where the capture in progress on `ts` stands in its graph's time. */
 static unsigned long long capture_offset(const struct test_stream *ts) {
-  return now_ns() - ts->capture_start_ns + ts->capture_memset_ns;
+  return capture_ns() - ts->capture_start_ns + ts->capture_memset_ns;
 }
 
 static int traces_flushes(void) {
@@ -398,14 +411,14 @@ static int t_memset(zlb_backend_t *b, void *p, int v, size_t n, zlb_stream_t s,
   struct test_stream *ts = (struct test_stream *)s;
   const char *us = getenv("ZL_TEST_MEMSET_US");
   unsigned long long cost = us && *us ? strtoull(us, NULL, 10) * 1000ull : 0;
-  unsigned long long t0 = now_ns();
+  unsigned long long t0 = now_ns(), c0 = capture_ns();
   (void)b;
   (void)err;
   zlb_test_stream_enqueue(ts);
   memset(p, v, n);
   if (ts && ts->capturing) {
     int rc = 0;
-    ts->capture_start_ns += now_ns() - t0;
+    ts->capture_start_ns += capture_ns() - c0;
     if (traces_flushes())
       rc = add_mark(ts, NULL, cost ? cost : TEST_MEMSET_NS, err);
     ts->capture_memset_ns += cost ? cost : TEST_MEMSET_NS;
@@ -433,7 +446,7 @@ static int t_capture_begin(zlb_backend_t *b, zlb_stream_t s, zlb_error_t *err) {
     return err->code;
   ts->capturing = 1;
   ts->invalidated = 0;
-  ts->capture_start_ns = now_ns();
+  ts->capture_start_ns = capture_ns();
   ts->capture_memset_ns = 0;
   ts->nmarks = 0;
   return 0;
