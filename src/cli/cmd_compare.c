@@ -11,21 +11,6 @@
 #include "zlbench/base.h"
 #include "zlbench/compare.h"
 
-static int opt_format(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
-  (void)opt;
-  if (!strcmp(v, "text"))
-    *(zlb_cmp_format_t *)ptr = ZLB_FMT_TEXT;
-  else if (!strcmp(v, "md"))
-    *(zlb_cmp_format_t *)ptr = ZLB_FMT_MD;
-  else if (!strcmp(v, "csv"))
-    *(zlb_cmp_format_t *)ptr = ZLB_FMT_CSV;
-  else if (!strcmp(v, "json"))
-    *(zlb_cmp_format_t *)ptr = ZLB_FMT_JSON;
-  else
-    return zlb_cli_bad_value(name, v, "text, md, csv or json");
-  return 0;
-}
-
 static int opt_when(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
   (void)opt;
   if (strcmp(v, "auto") && strcmp(v, "always") && strcmp(v, "never"))
@@ -69,7 +54,7 @@ int zlb_cmd_compare(int argc, char **argv) {
   {
     const zlb_cli_option_t opts[] = {
         ZLB_CLI_INCLUDE(zlb_cmp_opts_table(&o)),
-        ZLB_CLI_CALLBACK("--format", "FMT", opt_format, &fmt,
+        ZLB_CLI_CALLBACK("--format", "FMT", zlb_cmp_opt_format, &fmt,
                          "text (default: a table; colours on a terminal), md (markdown\n"
                          "for a pull-request comment), csv or json"),
         ZLB_CLI_STRING("--out", "FILE", &out, "write the comparison to FILE (atomically)"),

@@ -848,21 +848,6 @@ static int opt_last(const zlb_cli_option_t *opt, const char *name, const char *v
   return 0;
 }
 
-static int opt_hformat(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
-  (void)opt;
-  if (!strcmp(v, "text"))
-    *(zlb_cmp_format_t *)ptr = ZLB_FMT_TEXT;
-  else if (!strcmp(v, "md"))
-    *(zlb_cmp_format_t *)ptr = ZLB_FMT_MD;
-  else if (!strcmp(v, "csv"))
-    *(zlb_cmp_format_t *)ptr = ZLB_FMT_CSV;
-  else if (!strcmp(v, "json"))
-    *(zlb_cmp_format_t *)ptr = ZLB_FMT_JSON;
-  else
-    return zlb_cli_bad_value(name, v, "text, md, csv or json");
-  return 0;
-}
-
 static void usage(FILE *f, const zlb_cli_option_t *opts) {
   fputs("usage: zlbench history add DIR [--db PATH]\n"
         "       zlbench history show OP [--dtype D] [--shape S] [--db PATH]\n"
@@ -906,7 +891,7 @@ int zlb_cmd_history(int argc, char **argv) {
         ZLB_CLI_STRING("--shape", "S", &shape, "show: only this shape (as the table prints it)"),
         ZLB_CLI_CALLBACK("--last", "N", opt_last, &last,
                          "check: against the last N comparable runs (default 5)"),
-        ZLB_CLI_CALLBACK("--format", "FMT", opt_hformat, &fmt, "check: text, md, csv or json"),
+        ZLB_CLI_CALLBACK("--format", "FMT", zlb_cmp_opt_format, &fmt, "check: text, md, csv or json"),
         ZLB_CLI_INCLUDE(zlb_cmp_opts_table(&o)),
         ZLB_CLI_HELP_OPT,
         ZLB_CLI_END,

@@ -34,15 +34,24 @@ static int opt_alpha(const zlb_cli_option_t *opt, const char *name, const char *
 }
 
 static int opt_impl(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  static const char *const words[] = {"candidate", "baseline", "speedup", NULL};
+  static const zlb_cmp_impl_t impls[] = {ZLB_CMP_CANDIDATE, ZLB_CMP_BASELINE, ZLB_CMP_SPEEDUP};
+  int i;
   (void)opt;
-  if (!strcmp(v, "candidate"))
-    *(zlb_cmp_impl_t *)ptr = ZLB_CMP_CANDIDATE;
-  else if (!strcmp(v, "baseline"))
-    *(zlb_cmp_impl_t *)ptr = ZLB_CMP_BASELINE;
-  else if (!strcmp(v, "speedup"))
-    *(zlb_cmp_impl_t *)ptr = ZLB_CMP_SPEEDUP;
-  else
-    return zlb_cli_bad_value(name, v, "baseline, candidate or speedup");
+  if (zlb_cli_word_in(name, v, words, "baseline, candidate or speedup", &i))
+    return -1;
+  *(zlb_cmp_impl_t *)ptr = impls[i];
+  return 0;
+}
+
+int zlb_cmp_opt_format(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr) {
+  static const char *const words[] = {"text", "md", "csv", "json", NULL};
+  static const zlb_cmp_format_t fmts[] = {ZLB_FMT_TEXT, ZLB_FMT_MD, ZLB_FMT_CSV, ZLB_FMT_JSON};
+  int i;
+  (void)opt;
+  if (zlb_cli_word_in(name, v, words, "text, md, csv or json", &i))
+    return -1;
+  *(zlb_cmp_format_t *)ptr = fmts[i];
   return 0;
 }
 

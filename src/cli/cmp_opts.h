@@ -17,6 +17,9 @@ typedef struct zlb_cmp_opts {
 void zlb_cmp_opts_init(zlb_cmp_opts_t *o);
 /** The shared options (include it with ZLB_CLI_INCLUDE); points into `o`. */
 const zlb_cli_option_t *zlb_cmp_opts_table(zlb_cmp_opts_t *o);
+/** --format's callback (text, md, csv or json into a zlb_cmp_format_t),
+ * for `compare` and `history check`. */
+int zlb_cmp_opt_format(const zlb_cli_option_t *opt, const char *name, const char *v, void *ptr);
 /** Print the refusal and return -1 when the calibers differ and
  * --allow-caliber-mismatch was not given; a warning and 0 when it was. */
 int zlb_cmp_check_caliber(const zlb_cmp_t *c, const zlb_cmp_opts_t *o, const char *cmd);

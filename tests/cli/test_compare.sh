@@ -39,6 +39,14 @@ expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --format csv --out "$TMP/c.csv"
 expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --format json --out "$TMP/c.json"
 "$ZLB_JSON_TYPES" "$TMP/c.json" >"$TMP/types" || fail "compare JSON does not parse"
 grep -q '"slower": 2' "$TMP/c.json" || fail "JSON counts"
+# --format text is the default's table; a bad format or --impl is a
+# usage error naming the option and the words it takes.
+expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --format text
+cmp -s "$TMP/out" "$TMP/text" || fail "--format text is not the default table"
+expect_rc 2 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --format html
+expect_in "$TMP/err" "invalid value 'html' for --format: expected text, md, csv or json"
+expect_rc 2 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --impl both
+expect_in "$TMP/err" "invalid value 'both' for --impl: expected baseline, candidate or speedup"
 # --fail-on never: same verdicts, exit 0; a higher threshold hides 25 %.
 expect_rc 0 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --fail-on never
 expect_rc 1 "$ZLBENCH" compare "$TMP/A" "$TMP/B" --fail-on slower

@@ -68,6 +68,15 @@ expect_in "$TMP/out" "0 compared"
 batch "$TMP/C" --autotune on
 expect_rc 0 "$ZLBENCH" history check "$TMP/C" --db "$DB" --format csv
 [ "$(grep -c ',b,only in B,' "$TMP/out")" = 6 ] || fail "another caliber was compared"
+expect_rc 0 "$ZLBENCH" history check "$TMP/C" --db "$DB" --format json
+python3 - "$TMP/out" <<'PY2' || fail "history check --format json is not compare's JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "zlbench.compare/1", d.get("schema")
+assert len(d["rows"]) == 6 and all(r["verdict"] is None for r in d["rows"]), d["rows"]
+PY2
+expect_rc 2 "$ZLBENCH" history check "$TMP/C" --db "$DB" --format yaml
+expect_in "$TMP/err" "invalid value 'yaml' for --format: expected text, md, csv or json"
 
 # add after the crash works; show prints the trend.
 expect_rc 0 "$ZLBENCH" history add "$TMP/B" --db "$DB"
