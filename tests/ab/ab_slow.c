@@ -3,7 +3,8 @@
  * except the one named by ZL_AB_SLOW=OP:PCT, whose candidate is made PCT %
  * slower:
  *  - test and host backends (work runs inside enqueue): after the wrapped
- *    candidate's call, spin on the host for PCT % of the time that call took;
+ *    candidate's call, spin on the host for PCT % of the CPU time that call
+ *    took;
  *  - CUDA (built with ZLB_AB_CUDA): prepare() measures the wrapped
  *    candidate's time on the case with events, and each call enqueues,
  *    after the candidate, a one-thread kernel that spins for PCT % of that
@@ -90,18 +91,22 @@ static int slow_enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) 
   return 0;
 }
 #else
-static unsigned long long now_ns(void) {
+/* The thread's CPU time: the test backend's graphs take their time from it
+ * (a capture's CPU time), and the wall clock passes at least as fast. A
+ * spin in wall time for PCT % of a call's wall time spun for a share of
+ * any preemption of the call too, which a captured graph then counted. */
+static unsigned long long cpu_ns(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
 static int slow_enqueue(zlb_env_t *env, zlb_case_t *c, int which, void *stream) {
-  unsigned long long t0 = now_ns(), t1, until;
+  unsigned long long t0 = cpu_ns(), t1, until;
   int rc = slow_inner->candidate.enqueue(env, c, which, stream);
-  t1 = now_ns();
+  t1 = cpu_ns();
   until = t1 + (unsigned long long)((double)(t1 - t0) * slow_pct / 100.0);
-  while (now_ns() < until)
+  while (cpu_ns() < until)
     ;
   return rc;
 }

@@ -1,9 +1,10 @@
 /* Test operators with a steady running time, for testing `zlbench compare`:
- * each call copies its input, then spins until 50 us of wall time have
- * passed since it began, so its time hardly depends on the machine's load
- * (a preempted call is an outlier, not a shift). Test-only fault injection:
- * ZL_TEST_SLOWDOWN=OP:FACTOR makes OP's candidate spin FACTOR times as long
- * (steady_b:1.10 is 10 % slower). */
+ * each call copies its input, then spins until 50 us have passed since it
+ * began (wall time; in a graph capture, the thread's CPU time), so its time
+ * hardly depends on the machine's load (a preempted call is an outlier,
+ * not a shift). Test-only fault injection: ZL_TEST_SLOWDOWN=OP:FACTOR
+ * makes OP's candidate spin FACTOR times as long (steady_b:1.10 is 10 %
+ * slower). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,9 @@
 
 #define STEADY_NS 50000.0
 
-static unsigned long long steady_now(void) {
+static unsigned long long clock_ns(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
@@ -38,11 +39,17 @@ static int steady_init(zlb_env_t *env, zlb_case_t *c) {
 }
 
 static int steady_run(zlb_case_t *c, int which, void *stream, double factor) {
-  unsigned long long t0 = steady_now(), until = t0 + (unsigned long long)(STEADY_NS * factor);
+  /* The clock the call's time is read from: the wall clock, which events
+   * read, or in a capture the thread's CPU time, which a captured graph's
+   * time is (test_backend.c), so that a call preempted during a capture
+   * still counts its whole spin, and no more. */
+  const struct test_stream *ts = stream;
+  clockid_t id = ts && ts->capturing ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+  unsigned long long until = clock_ns(id) + (unsigned long long)(STEADY_NS * factor);
   const zlb_tensor_t *x = &c->in[0], *y = &c->out[which][0];
   zlb_test_stream_enqueue(stream);
   memcpy(y->data, x->data, (size_t)x->numel * zlb_dtype_size(x->dtype));
-  while (steady_now() < until)
+  while (clock_ns(id) < until)
     ;
   return 0;
 }
