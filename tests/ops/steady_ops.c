@@ -8,17 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "test_int.h"
 
 #define STEADY_NS 50000.0
-
-static unsigned long long clock_ns(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
 
 /* The slowdown factor ZL_TEST_SLOWDOWN gives `op` (1 when none). */
 static double slowdown(const char *op) {
@@ -39,17 +32,14 @@ static int steady_init(zlb_env_t *env, zlb_case_t *c) {
 }
 
 static int steady_run(zlb_case_t *c, int which, void *stream, double factor) {
-  /* The clock the call's time is read from: the wall clock, which events
-   * read, or in a capture the thread's CPU time, which a captured graph's
-   * time is (test_backend.c), so that a call preempted during a capture
-   * still counts its whole spin, and no more. */
+  /* On the stream's own clock (wall, or CPU time in a capture), so that a
+   * call preempted during a capture still counts its whole spin. */
   const struct test_stream *ts = stream;
-  clockid_t id = ts && ts->capturing ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
-  unsigned long long until = clock_ns(id) + (unsigned long long)(STEADY_NS * factor);
+  unsigned long long until = zlb_test_stream_now_ns(ts) + (unsigned long long)(STEADY_NS * factor);
   const zlb_tensor_t *x = &c->in[0], *y = &c->out[which][0];
   zlb_test_stream_enqueue(stream);
   memcpy(y->data, x->data, (size_t)x->numel * zlb_dtype_size(x->dtype));
-  while (clock_ns(id) < until)
+  while (zlb_test_stream_now_ns(ts) < until)
     ;
   return 0;
 }

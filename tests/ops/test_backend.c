@@ -65,22 +65,26 @@ void zlb_test_backend_poison(void) { poisoned = 1; }
 void zlb_test_backend_reset(void);
 void zlb_test_backend_reset(void) { poisoned = 0; }
 
-static unsigned long long now_ns(void) {
+static unsigned long long clock_ns(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
-/* The capturing thread's CPU time: what a capture's work took, without the
- * time the thread spent preempted. A replay busy-waits as long as the
- * capture's work took; measured in wall time, one preemption of the
- * capture (a loaded machine) was baked into every replay, and a graph of
- * flushes alone replayed for milliseconds against microseconds for the
- * same flushes with calls between them. */
-static unsigned long long capture_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+static unsigned long long now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+/* A capture's clock (below). */
+static unsigned long long capture_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
+/* In a capture, the capturing thread's CPU time: what the capture's work
+ * took, without the time the thread spent preempted. A replay busy-waits
+ * as long as the capture's work took; measured in wall time, one
+ * preemption of the capture (a loaded machine) was baked into every
+ * replay, and a graph of flushes alone replayed for milliseconds against
+ * microseconds for the same flushes with calls between them. Otherwise
+ * the wall clock, which events read. */
+unsigned long long zlb_test_stream_now_ns(const struct test_stream *ts) {
+  return ts && ts->capturing ? capture_ns() : now_ns();
 }
 
 struct test_event {
@@ -247,7 +251,8 @@ static int t_record(zlb_backend_t *b, zlb_event_t e, zlb_stream_t s, zlb_error_t
   return 0;
 }
 
-/* Where the capture in progress on `ts` stands in its graph's time. */
+/* Where the capture in progress on `ts` stands in its graph's time (also
+ * at its end, once `capturing` is cleared). */
 static unsigned long long capture_offset(const struct test_stream *ts) {
   return capture_ns() - ts->capture_start_ns + ts->capture_memset_ns;
 }
@@ -411,14 +416,14 @@ static int t_memset(zlb_backend_t *b, void *p, int v, size_t n, zlb_stream_t s,
   struct test_stream *ts = (struct test_stream *)s;
   const char *us = getenv("ZL_TEST_MEMSET_US");
   unsigned long long cost = us && *us ? strtoull(us, NULL, 10) * 1000ull : 0;
-  unsigned long long t0 = now_ns(), c0 = capture_ns();
+  unsigned long long t0 = zlb_test_stream_now_ns(ts); /* the wall clock unless capturing */
   (void)b;
   (void)err;
   zlb_test_stream_enqueue(ts);
   memset(p, v, n);
   if (ts && ts->capturing) {
     int rc = 0;
-    ts->capture_start_ns += capture_ns() - c0;
+    ts->capture_start_ns += zlb_test_stream_now_ns(ts) - t0;
     if (traces_flushes())
       rc = add_mark(ts, NULL, cost ? cost : TEST_MEMSET_NS, err);
     ts->capture_memset_ns += cost ? cost : TEST_MEMSET_NS;

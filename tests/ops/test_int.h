@@ -48,6 +48,12 @@ struct test_stream {
  * launch into a full queue does on a real device. */
 void zlb_test_stream_enqueue(struct test_stream *s);
 
+/* Now on `s`'s timeline, in ns: the wall clock, which its events read, or
+ * during a capture the capturing thread's CPU time, which is what the
+ * graph's time is made of (a preempted capture is not a longer graph). An
+ * operator that emulates a kernel of a given length spins on it. */
+unsigned long long zlb_test_stream_now_ns(const struct test_stream *s);
+
 extern const zlb_backend_desc_t zlb_test_backend_desc;
 extern const zlb_backend_desc_t zlb_test2_backend_desc;
 extern const zlb_backend_desc_t zlb_test3_backend_desc;
